@@ -1,0 +1,174 @@
+// The cluster model: the static topology (nodes, GPUs, NVLink domains, leaves,
+// spines) together with the per-GPU and per-node allocation and health state,
+// and the capacity indexes the scheduler's hot paths read.
+//
+// Every mutation goes through Allocate / Release / SetGpuHealthy /
+// SetSchedulable, which keep the indexes exact, so a placement query never scans
+// every GPU:
+//   * per GPU model ("pool"), nodes are filed in buckets by their number of
+//     whole free GPUs: best-fit for a task of g GPUs looks at bucket g first;
+//   * per pool, GPUs that hold fractions are kept ordered by free milli-GPUs, so
+//     a fractional task best-fits onto an already shared GPU in O(log n);
+//   * per topology group (multi-node NVLink domain, leaf, spine, cluster), a
+//     histogram counts nodes by free whole GPUs, so "how many 8-GPU tasks fit in
+//     this leaf" is a dot product over at most 65 counters.
+//
+// A node holds GPUs of one model and at most 64 of them (a bit mask per node).
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "model/placement.h"
+#include "model/resources.h"
+#include "model/topology.h"
+
+namespace tessera::model {
+
+inline constexpr int kMaxGpusPerNode = 64;
+
+struct Gpu {
+  NodeId node;
+  std::int32_t local_index = 0;  // position within the node, 0..gpu_count-1
+  std::int32_t numa = 0;
+  NvlinkId nvlink;
+  GpuModelId model;
+  std::int64_t memory = 0;  // bytes
+  // State.
+  std::int32_t used_milli = 0;
+  std::int64_t used_memory = 0;
+  bool healthy = true;
+  bool in_partial_index = false;
+
+  std::int32_t free_milli() const { return 1000 - used_milli; }
+  std::int64_t free_memory() const { return memory - used_memory; }
+  bool whole_free() const { return healthy && used_milli == 0 && used_memory == 0; }
+};
+
+struct Node {
+  std::string name;
+  NodeId id;
+  GpuModelId model;
+  GpuId first_gpu;
+  std::int32_t gpu_count = 0;
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+  // Topology groups. nvlink_group is the multi-node NVLink domain the node
+  // belongs to, or -1 when its NVLink domains are inside the node.
+  std::int32_t nvlink_group = -1;
+  std::int32_t leaf = 0;
+  std::int32_t spine = 0;
+  std::vector<std::uint64_t> nvlink_masks;  // GPUs of each NVLink domain on this node
+  std::vector<std::uint64_t> numa_masks;    // GPUs of each NUMA socket
+  // State.
+  std::int64_t used_cpu = 0;
+  std::int64_t used_memory = 0;
+  bool schedulable = true;      // false when cordoned or lost
+  std::uint64_t free_mask = 0;  // bit i: GPU first_gpu+i is healthy and wholly free
+  // Index bookkeeping (owned by Cluster).
+  std::int32_t indexed_free = -1;  // bucket the node is filed under; -1 when not indexed
+  std::int32_t bucket_pos = -1;
+
+  std::int32_t free_gpus() const { return std::popcount(free_mask); }
+  std::int64_t free_cpu() const { return cpu_milli - used_cpu; }
+  std::int64_t free_memory() const { return memory - used_memory; }
+  GpuId gpu(std::int32_t local) const { return GpuId(first_gpu.value() + local); }
+};
+
+// The index over one GPU model's nodes and GPUs.
+struct PoolIndex {
+  std::string model_name;
+  std::vector<std::vector<NodeId>> buckets;  // [free whole GPUs] -> schedulable nodes
+  std::int64_t free_whole = 0;               // whole free GPUs on schedulable nodes
+  std::int64_t total_gpus = 0;
+  std::int64_t gpu_memory = 0;               // largest GPU memory in the pool
+  std::set<std::pair<std::int32_t, std::int32_t>> partial;  // (free milli, gpu) of shared GPUs
+};
+
+// A group of nodes at one topology level (a leaf, a spine, ...).
+struct NodeGroup {
+  std::string name;
+  std::vector<NodeId> nodes;
+};
+
+// One node as the builder receives it.
+struct NodeSpec {
+  std::string name;
+  std::string gpu_model = "generic";
+  std::int32_t gpus = 0;
+  std::int64_t gpu_memory = 0;
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+  std::int32_t numa_sockets = 1;
+  std::int32_t nvlink_domains = 1;   // node-local NVLink domains, GPUs split evenly
+  std::string nvlink_group;          // multi-node NVLink domain name; empty when node-local
+  std::string leaf = "leaf-0";
+  std::string spine = "spine-0";
+};
+
+class Cluster {
+ public:
+  static Result<Cluster> Build(const std::vector<NodeSpec>& specs);
+
+  // --- topology -----------------------------------------------------------
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Gpu>& gpus() const { return gpus_; }
+  const Node& node(NodeId id) const { return nodes_[id.index()]; }
+  const Gpu& gpu(GpuId id) const { return gpus_[id.index()]; }
+  std::int32_t max_gpus_per_node() const { return max_gpus_per_node_; }
+  std::size_t model_count() const { return pools_.size(); }
+  const std::string& model_name(GpuModelId id) const { return pools_[id.index()].model_name; }
+  GpuModelId FindModel(std::string_view name) const;  // invalid id when absent
+  const Resources& capacity() const { return capacity_; }
+  Result<NodeId> FindNode(std::string_view name) const;
+
+  // Topology groups for the node-grouping levels kNvlink (multi-node domains
+  // only), kLeaf, kSpine and kCluster. kNode is answered with the node itself.
+  std::int32_t GroupCount(TopologyLevel level) const;
+  std::int32_t GroupOf(NodeId node, TopologyLevel level) const;  // -1: none at that level
+  const NodeGroup& Group(TopologyLevel level, std::int32_t group) const;
+  // Number of schedulable nodes in the group with exactly `free` whole free GPUs.
+  std::int32_t GroupNodesWithFree(TopologyLevel level, std::int32_t group, std::int32_t free) const {
+    return histograms_[static_cast<int>(level)][group * stride() + free];
+  }
+
+  // --- state and indexes ------------------------------------------------------
+  const PoolIndex& pool(GpuModelId id) const { return pools_[id.index()]; }
+  const Resources& allocated() const { return allocated_; }
+
+  void Allocate(const TaskPlacement& task) { Apply(task, +1); }
+  void Release(const TaskPlacement& task) { Apply(task, -1); }
+  void SetGpuHealthy(GpuId gpu, bool healthy);
+  void SetSchedulable(NodeId node, bool schedulable);
+
+  // Recomputes every index from the raw state and returns what disagrees; used
+  // by the invariant checker. Empty when the indexes are exact.
+  std::vector<std::string> AuditIndexes() const;
+
+ private:
+  Cluster() = default;
+  std::int32_t stride() const { return max_gpus_per_node_ + 1; }
+  void Apply(const TaskPlacement& task, int sign);
+  void RefreshGpu(Gpu& gpu, Node& node);  // free mask bit and partial index of one GPU
+  void Reindex(Node& node);               // bucket and histograms after a change
+  void IndexPartial(Gpu& gpu, std::int32_t id, bool present);
+  std::int32_t GroupIndexOf(const Node& node, int level) const;
+
+  std::vector<Node> nodes_;
+  std::vector<Gpu> gpus_;
+  std::vector<PoolIndex> pools_;
+  std::array<std::vector<NodeGroup>, kTopologyLevels> groups_;
+  std::array<std::vector<std::int32_t>, kTopologyLevels> histograms_;
+  std::int32_t max_gpus_per_node_ = 0;
+  Resources capacity_;
+  Resources allocated_;
+};
+
+}  // namespace tessera::model

@@ -1,0 +1,171 @@
+#include "model/feasibility.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "base/quantity.h"
+
+namespace tessera::model {
+namespace {
+
+std::string TaskField(std::size_t group, const char* field) {
+  return "spec.tasks[" + std::to_string(group) + "]." + field;
+}
+
+bool ModelAllowed(const Node& node, GpuModelId wanted) { return !wanted.valid() || node.model == wanted; }
+
+bool NodeHoldsTask(const Cluster& cluster, const Node& node, const TaskRequest& r, GpuModelId model) {
+  if (!ModelAllowed(node, model) || node.cpu_milli < r.cpu_milli || node.memory < r.memory) return false;
+  if (r.gpu_milli == 0) return true;
+  if (node.gpu_count < std::max(1, r.whole_gpus())) return false;
+  return cluster.gpu(node.first_gpu).memory >= r.gpu_memory;
+}
+
+// How many tasks of `r` fit into the nodes, each node considered empty.
+std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nodes, const TaskRequest& r,
+                          GpuModelId model) {
+  std::int64_t tasks = 0;
+  for (NodeId id : nodes) {
+    const Node& node = cluster.node(id);
+    if (!NodeHoldsTask(cluster, node, r, model)) continue;
+    std::int64_t by_gpu = r.gpu_milli == 0 ? kUnlimited : (node.gpu_count * 1000LL) / r.gpu_milli;
+    if (r.fractional()) by_gpu = node.gpu_count * std::min<std::int64_t>(1000 / r.gpu_milli,
+                                                                          cluster.gpu(node.first_gpu).memory / std::max<std::int64_t>(r.gpu_memory, 1));
+    const std::int64_t by_cpu = r.cpu_milli > 0 ? node.cpu_milli / r.cpu_milli : kUnlimited;
+    const std::int64_t by_mem = r.memory > 0 ? node.memory / r.memory : kUnlimited;
+    tasks += std::min({by_gpu, by_cpu, by_mem});
+  }
+  return tasks;
+}
+
+std::string ModelList(const Cluster& cluster) {
+  std::string names;
+  for (std::size_t i = 0; i < cluster.model_count(); ++i) {
+    names += (i ? ", " : "") + cluster.model_name(GpuModelId(static_cast<std::int32_t>(i)));
+  }
+  return names;
+}
+
+Status CheckTask(const Cluster& cluster, const TaskRequest& r, std::size_t group, GpuModelId model) {
+  std::int32_t most_gpus = 0;
+  std::int64_t most_gpu_memory = 0, most_cpu = 0, most_memory = 0;
+  for (const Node& node : cluster.nodes()) {
+    if (!ModelAllowed(node, model)) continue;
+    if (NodeHoldsTask(cluster, node, r, model)) return Status::Ok();
+    most_gpus = std::max(most_gpus, node.gpu_count);
+    if (node.gpu_count > 0) most_gpu_memory = std::max(most_gpu_memory, cluster.gpu(node.first_gpu).memory);
+    most_cpu = std::max(most_cpu, node.cpu_milli);
+    most_memory = std::max(most_memory, node.memory);
+  }
+  const std::string where = model.valid() ? " with " + cluster.model_name(model) + " GPUs" : "";
+  if (r.whole_gpus() > most_gpus) {
+    return Infeasible(TaskField(group, "resources.gpus") + ": " + std::to_string(r.whole_gpus()) +
+                      " GPUs per task, but the largest node" + where + " has " + std::to_string(most_gpus));
+  }
+  if (r.gpu_memory > most_gpu_memory) {
+    return Infeasible(TaskField(group, "resources.gpuMemory") + ": asks " + FormatBytes(r.gpu_memory) +
+                      " per GPU, but the largest GPU" + where + " has " + FormatBytes(most_gpu_memory));
+  }
+  if (r.cpu_milli > most_cpu) {
+    return Infeasible(TaskField(group, "resources.cpus") + ": asks " + FormatMilli(r.cpu_milli) +
+                      " CPUs, but the largest node" + where + " has " + FormatMilli(most_cpu));
+  }
+  if (r.memory > most_memory) {
+    return Infeasible(TaskField(group, "resources.memory") + ": asks " + FormatBytes(r.memory) +
+                      ", but the largest node" + where + " has " + FormatBytes(most_memory));
+  }
+  return Infeasible(TaskField(group, "resources") + ": no single node" + where + " has " +
+                    FormatMilli(r.gpu_milli) + " GPUs, " + FormatMilli(r.cpu_milli) + " CPUs and " +
+                    FormatBytes(r.memory) + " of memory together");
+}
+
+// The gang's minimum members must fit inside one domain of a required level.
+Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<GpuModelId>& models) {
+  const TopologyLevel level = job.topology.level;
+  if (!job.topology.required || level == TopologyLevel::kCluster) return Status::Ok();
+  const bool local_nvlink = level == TopologyLevel::kNvlink && cluster.GroupCount(level) == 0;
+  const std::int32_t domains = local_nvlink ? static_cast<std::int32_t>(cluster.nodes().size()) : cluster.GroupCount(level);
+  const auto nodes_of = [&](std::int32_t d) -> std::vector<NodeId> {
+    if (local_nvlink || level == TopologyLevel::kNode) return {NodeId(d)};
+    return cluster.Group(level, d).nodes;
+  };
+  std::int64_t largest_domain_gpus = 0;
+  for (std::int32_t d = 0; d < domains; ++d) {
+    const std::vector<NodeId> nodes = nodes_of(d);
+    bool fits = true;
+    for (std::size_t g = 0; g < job.groups.size() && fits; ++g) {
+      TaskRequest r = job.groups[g].request;
+      // Inside one node-local NVLink domain: the largest domain of the node.
+      std::int64_t tasks = TasksThatFit(cluster, nodes, r, models[g]);
+      if (local_nvlink && r.gpu_milli > 0) {
+        const Node& node = cluster.node(nodes[0]);
+        std::int64_t domain_gpus = 0;
+        for (std::uint64_t mask : node.nvlink_masks) domain_gpus = std::max<std::int64_t>(domain_gpus, std::popcount(mask));
+        tasks = std::min(tasks, r.fractional() ? tasks : domain_gpus * 1000 / r.gpu_milli);
+      }
+      fits = tasks >= job.groups[g].min_replicas;
+    }
+    if (fits) return Status::Ok();
+    std::int64_t gpus = 0;
+    for (NodeId n : nodes) gpus += cluster.node(n).gpu_count;
+    if (local_nvlink) {
+      gpus = 0;
+      for (std::uint64_t mask : cluster.node(nodes[0]).nvlink_masks) gpus = std::max<std::int64_t>(gpus, std::popcount(mask));
+    }
+    largest_domain_gpus = std::max(largest_domain_gpus, gpus);
+  }
+  const std::string name(ToString(level));
+  return Infeasible("spec.topology: the gang needs " + FormatMilli(job.MinRequest().gpu_milli) +
+                    " GPUs inside one " + name + ", but the largest " + name + " has " +
+                    std::to_string(largest_domain_gpus) + " GPUs (use mode: preferred to allow spreading)");
+}
+
+Status CheckQueue(const Job& job, const QueueTree& queues) {
+  const std::int64_t need = job.MinRequest().gpu_milli;
+  for (QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
+    const Queue& queue = queues.queue(q);
+    if (need > queue.limit_milli) {
+      return Infeasible("metadata.queue: queue '" + queue.path + "' is limited to " + FormatMilli(queue.limit_milli) +
+                        " GPUs, but the gang needs " + FormatMilli(need));
+    }
+    if (!job.preemptible && need > queue.guaranteed_milli) {
+      return Infeasible("spec.preemptible: a non-preemptible job must fit in its queue's guarantee, but queue '" +
+                        queue.path + "' guarantees " + FormatMilli(queue.guaranteed_milli) +
+                        " GPUs and the gang needs " + FormatMilli(need));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckFeasible(const Job& job, const Cluster& cluster, const QueueTree& queues) {
+  if (job.groups.empty()) return Infeasible("spec.tasks: a job needs at least one task");
+  std::vector<GpuModelId> models;
+  std::map<GpuModelId, std::int64_t> gpus_by_model;
+  for (std::size_t g = 0; g < job.groups.size(); ++g) {
+    const TaskRequest& r = job.groups[g].request;
+    GpuModelId model;
+    if (!r.gpu_model.empty()) {
+      model = cluster.FindModel(r.gpu_model);
+      if (!model.valid()) {
+        return Infeasible(TaskField(g, "resources.gpuModel") + ": no node has GPU model '" + r.gpu_model +
+                          "' (this cluster has " + ModelList(cluster) + ")");
+      }
+    }
+    models.push_back(model);
+    TESSERA_RETURN_IF_ERROR(CheckTask(cluster, r, g, model));
+    std::vector<NodeId> all;
+    for (const Node& n : cluster.nodes()) all.push_back(n.id);
+    const std::int64_t fit = TasksThatFit(cluster, all, r, model);
+    if (fit < job.groups[g].min_replicas) {
+      return Infeasible(TaskField(g, "replicas") + ": the gang needs " + std::to_string(job.groups[g].min_replicas) +
+                        " such tasks at once, but the whole cluster holds only " + std::to_string(fit));
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(CheckTopology(job, cluster, models));
+  return CheckQueue(job, queues);
+}
+
+}  // namespace tessera::model

@@ -1,0 +1,87 @@
+#include "model/invariants.h"
+
+namespace tessera::model {
+namespace {
+
+struct Expected {
+  std::vector<std::int64_t> gpu_milli, gpu_memory, node_cpu, node_memory;
+  std::vector<Resources> queue_own;
+};
+
+void CheckJob(const Cluster& cluster, const Job& job, Expected& expected, std::vector<std::string>& out) {
+  const std::string who = "job " + job.name + ": ";
+  if (job.state != JobState::kRunning) {
+    if (!job.placements.empty()) out.push_back(who + std::string(ToString(job.state)) + " but holds placements");
+    return;
+  }
+  std::vector<std::int32_t> placed(job.groups.size(), 0);
+  for (const TaskPlacement& t : job.placements) {
+    if (t.group < 0 || t.group >= static_cast<std::int32_t>(job.groups.size())) {
+      out.push_back(who + "placement names task group " + std::to_string(t.group));
+      continue;
+    }
+    ++placed[t.group];
+    expected.node_cpu[t.node.index()] += t.cpu_milli;
+    expected.node_memory[t.node.index()] += t.memory;
+    for (const GpuShare& s : t.gpus) {
+      const Gpu& gpu = cluster.gpu(s.gpu);
+      if (gpu.node != t.node) out.push_back(who + "a task on one node holds a GPU of another");
+      if (!gpu.healthy) out.push_back(who + "runs on unhealthy GPU " + std::to_string(s.gpu.value()));
+      expected.gpu_milli[s.gpu.index()] += s.milli;
+      expected.gpu_memory[s.gpu.index()] += s.memory;
+    }
+  }
+  for (std::size_t g = 0; g < job.groups.size(); ++g) {
+    if (placed[g] < job.groups[g].min_replicas || placed[g] > job.groups[g].replicas) {
+      out.push_back(who + "gang broken: group " + job.groups[g].name + " has " + std::to_string(placed[g]) +
+                    " tasks placed, needs " + std::to_string(job.groups[g].min_replicas) + ".." +
+                    std::to_string(job.groups[g].replicas));
+    }
+  }
+  expected.queue_own[job.queue.index()] += job.Held();
+}
+
+}  // namespace
+
+std::vector<std::string> CheckInvariants(const Cluster& cluster, const std::vector<Job>& jobs,
+                                         const QueueTree& queues) {
+  std::vector<std::string> out;
+  Expected expected;
+  expected.gpu_milli.assign(cluster.gpus().size(), 0);
+  expected.gpu_memory.assign(cluster.gpus().size(), 0);
+  expected.node_cpu.assign(cluster.nodes().size(), 0);
+  expected.node_memory.assign(cluster.nodes().size(), 0);
+  expected.queue_own.assign(queues.queues().size(), Resources{});
+  for (const Job& job : jobs) CheckJob(cluster, job, expected, out);
+
+  for (std::size_t i = 0; i < cluster.gpus().size(); ++i) {
+    const Gpu& gpu = cluster.gpus()[i];
+    const std::string who = "gpu " + std::to_string(i) + " on " + cluster.node(gpu.node).name + ": ";
+    if (gpu.used_milli < 0 || gpu.used_milli > 1000) out.push_back(who + std::to_string(gpu.used_milli) + " milli-GPUs in use");
+    if (gpu.used_memory < 0 || gpu.used_memory > gpu.memory) out.push_back(who + "memory over capacity");
+    if (gpu.used_milli != expected.gpu_milli[i] || gpu.used_memory != expected.gpu_memory[i]) {
+      out.push_back(who + "state disagrees with the running jobs' placements");
+    }
+  }
+  for (const Node& node : cluster.nodes()) {
+    if (node.used_cpu > node.cpu_milli || node.used_memory > node.memory) out.push_back("node " + node.name + ": CPU or memory over capacity");
+    if (node.used_cpu != expected.node_cpu[node.id.index()] || node.used_memory != expected.node_memory[node.id.index()]) {
+      out.push_back("node " + node.name + ": CPU or memory disagrees with the running jobs' placements");
+    }
+  }
+  // Queue usage rolls up from each queue's own jobs.
+  std::vector<Resources> subtree(queues.queues().size());
+  for (const Queue& q : queues.queues()) {
+    for (QueueId a = q.id; a.valid(); a = queues.queue(a).parent) subtree[a.index()] += expected.queue_own[q.id.index()];
+  }
+  for (const Queue& q : queues.queues()) {
+    if (q.own_allocated != expected.queue_own[q.id.index()] || q.allocated != subtree[q.id.index()]) {
+      out.push_back("queue '" + q.path + "': usage disagrees with its jobs");
+    }
+    if (q.allocated.gpu_milli > q.limit_milli) out.push_back("queue '" + q.path + "': over its limit");
+  }
+  for (std::string& problem : cluster.AuditIndexes()) out.push_back(std::move(problem));
+  return out;
+}
+
+}  // namespace tessera::model

@@ -1,0 +1,86 @@
+// A job: a gang of task groups that starts whole or not at all, with what each
+// task needs, where in the topology the gang must sit, and how it is ordered,
+// preempted and restarted. Also the job's runtime state as the scheduler sees
+// it (pending / running / ended, and where its tasks are placed).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/strong_id.h"
+#include "model/placement.h"
+#include "model/resources.h"
+#include "model/topology.h"
+
+namespace tessera::model {
+
+struct JobTag;
+struct QueueTag;
+using JobId = StrongId<JobTag>;
+using QueueId = StrongId<QueueTag>;
+
+// What one task asks for. gpu_milli is a multiple of 1000 (whole GPUs) or below
+// 1000 (a fraction of one GPU). For whole GPUs gpu_memory is the least memory
+// each GPU must have; for a fraction it is the memory the task holds on its GPU.
+struct TaskRequest {
+  std::int64_t gpu_milli = 0;
+  std::int64_t gpu_memory = 0;
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+  std::string gpu_model;  // empty: any model
+
+  bool fractional() const { return gpu_milli > 0 && gpu_milli < 1000; }
+  std::int32_t whole_gpus() const { return static_cast<std::int32_t>(gpu_milli / 1000); }
+};
+
+struct TaskGroup {
+  std::string name;
+  std::int32_t replicas = 1;
+  std::int32_t min_replicas = 1;  // the gang starts once this many of the group are placed
+  TaskRequest request;
+  std::vector<std::string> command;
+};
+
+struct Dependency {
+  enum class When { kSucceeded, kEnded };
+  std::string job_name;
+  When when = When::kSucceeded;
+};
+
+enum class JobState { kPending, kRunning, kSucceeded, kFailed, kCancelled };
+std::string_view ToString(JobState state);
+
+struct Job {
+  // Spec.
+  JobId id;
+  std::string name;
+  QueueId queue;
+  std::int32_t priority = 0;
+  bool preemptible = true;
+  Seconds walltime = 0;             // the user's estimate; 0 when not given
+  Seconds checkpoint_interval = 0;  // 0 when the job does not checkpoint
+  TopologyConstraint topology;
+  std::vector<TaskGroup> groups;
+  std::vector<Dependency> depends_on;
+  std::int32_t max_restarts = 0;
+
+  // Runtime state.
+  JobState state = JobState::kPending;
+  Time submit_time = 0;
+  Time start_time = 0;
+  Time last_checkpoint = 0;  // when its last checkpoint was written (start time if none)
+  std::int32_t restarts = 0;
+  std::vector<TaskPlacement> placements;
+
+  // Totals over every replica of every group, and over the minimum gang.
+  Resources TotalRequest() const;
+  Resources MinRequest() const;
+  // Resources held by the current placement.
+  Resources Held() const;
+  std::int32_t TaskCount() const;
+  bool single_task() const { return groups.size() == 1 && groups[0].replicas == 1; }
+};
+
+}  // namespace tessera::model

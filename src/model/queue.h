@@ -1,0 +1,83 @@
+// The queue tree: organisation -> team -> user, each with a guaranteed number of
+// GPUs, a hard limit and a fair-share weight.
+//
+// Quota semantics (docs/scheduling.md has the long form):
+//   * guaranteed: GPUs the queue's subtree can always get back. Children's
+//     guarantees must fit in their parent's.
+//   * limit: GPUs the subtree may never exceed, borrowed or not.
+//   * borrowing: a subtree may run above its guarantee on capacity that others
+//     leave idle, but only with preemptible jobs; those are the jobs a queue
+//     below its guarantee reclaims.
+//   * weight: divides the queue's dominant share when queues are ordered for
+//     fair share, so weight 2 entitles a queue to twice the share of weight 1.
+// Usage is kept per subtree (for quotas) and per queue (for its own jobs), plus
+// an exponentially decayed average that gives fair share its memory.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "model/job.h"
+#include "model/resources.h"
+
+namespace tessera::model {
+
+inline constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max() / 4;
+
+struct QueueSpec {
+  std::string path;                    // "research/nlp/alice"
+  std::int64_t guaranteed_milli = 0;   // GPUs in milli-GPUs
+  std::int64_t limit_milli = kUnlimited;
+  double weight = 1.0;
+};
+
+struct Queue {
+  QueueId id;
+  QueueId parent;  // invalid for the root
+  std::string path;  // "" for the root
+  std::int32_t depth = 0;
+  std::vector<QueueId> children;
+  std::int64_t guaranteed_milli = 0;
+  std::int64_t limit_milli = kUnlimited;
+  double weight = 1.0;
+  // State.
+  Resources allocated;      // this queue and every queue below it
+  Resources own_allocated;  // jobs submitted to this queue itself
+  Resources usage_average;  // decayed average of `allocated`
+};
+
+class QueueTree {
+ public:
+  // Builds the tree; parents named only through a child's path are created with
+  // a guarantee equal to their children's sum and no limit.
+  static Result<QueueTree> Build(const std::vector<QueueSpec>& specs);
+  // One queue, "default", guaranteed the whole cluster.
+  static QueueTree Default(std::int64_t cluster_gpu_milli);
+
+  QueueId root() const { return QueueId(0); }
+  const Queue& queue(QueueId id) const { return queues_[id.index()]; }
+  const std::vector<Queue>& queues() const { return queues_; }
+  QueueId Find(std::string_view path) const;  // invalid id when absent
+
+  // Adds (sign +1) or removes (sign -1) resources held by a job of `queue`.
+  void Charge(QueueId queue, const Resources& held, int sign);
+  // Folds the current allocation into the decayed average: after `half_life`
+  // seconds an old allocation weighs half as much.
+  void Decay(Seconds elapsed, Seconds half_life);
+
+  // The lowest common ancestor of two queues.
+  QueueId CommonAncestor(QueueId a, QueueId b) const;
+  // The child of `ancestor` on the path to `queue` (queue itself if it is a child).
+  QueueId ChildToward(QueueId ancestor, QueueId queue) const;
+
+ private:
+  QueueId Add(std::string path, QueueId parent);
+  std::vector<Queue> queues_;
+};
+
+}  // namespace tessera::model

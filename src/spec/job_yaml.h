@@ -1,0 +1,44 @@
+// Job specs in YAML, Kubernetes style, strictly validated (docs/job-spec.md).
+//
+//   apiVersion: tessera/v1
+//   kind: Job
+//   metadata: {name: llama-finetune, queue: research/nlp}
+//   spec:
+//     priority: 100
+//     preemptible: true
+//     walltime: 6h
+//     tasks:
+//       - name: worker
+//         replicas: 4
+//         minReplicas: 4
+//         resources: {gpus: 8, cpus: 64, memory: 512Gi, gpuModel: H100, gpuMemory: 80Gi}
+//         command: [torchrun, train.py]
+//     topology: {level: leaf, mode: required}
+//     checkpoint: {interval: 30m}
+//     restart: {maxRestarts: 5}
+//     dependsOn: [{job: data-prep, when: succeeded}]
+//
+// A file may hold several documents separated by "---". Every error names the
+// source, line and column, the field path and the reason:
+//   "jobs.yaml:9:20: spec.tasks[0].resources.gpus: 9 GPUs per task, but the largest node has 8"
+// Unknown fields, wrong types, bad names, unknown queues, and requests this
+// cluster can never satisfy (model/feasibility.h) are all rejected.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "model/cluster.h"
+#include "model/job.h"
+#include "model/queue.h"
+
+namespace tessera::spec {
+
+// Returns the jobs with every spec field set (queue resolved to its id),
+// runtime state left at its defaults; ids are left invalid for the caller.
+Result<std::vector<model::Job>> ParseJobYaml(std::string_view text, std::string_view source,
+                                             const model::Cluster& cluster,
+                                             const model::QueueTree& queues);
+
+}  // namespace tessera::spec
