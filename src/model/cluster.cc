@@ -126,6 +126,17 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
       if (g >= 0) cluster.groups_[level][g].nodes.push_back(node.id);
     }
     cluster.Reindex(node);
+    for (std::uint64_t mask : node.nvlink_masks) {
+      cluster.max_domain_gpus_[kLevelNvlink] = std::max<std::int64_t>(cluster.max_domain_gpus_[kLevelNvlink], std::popcount(mask));
+    }
+  }
+  cluster.max_domain_gpus_[static_cast<int>(TopologyLevel::kNode)] = cluster.max_gpus_per_node_;
+  for (const int level : kGroupLevels) {
+    for (const NodeGroup& group : cluster.groups_[level]) {
+      std::int64_t gpus = 0;
+      for (NodeId id : group.nodes) gpus += cluster.nodes_[id.index()].gpu_count;
+      cluster.max_domain_gpus_[level] = std::max(cluster.max_domain_gpus_[level], gpus);
+    }
   }
   return cluster;
 }

@@ -123,6 +123,9 @@ class Cluster {
   const Node& node(NodeId id) const { return nodes_[id.index()]; }
   const Gpu& gpu(GpuId id) const { return gpus_[id.index()]; }
   std::int32_t max_gpus_per_node() const { return max_gpus_per_node_; }
+  // The most GPUs any single domain of the level has (an NVLink domain, a node, a leaf...).
+  std::int64_t max_domain_gpus(TopologyLevel level) const { return max_domain_gpus_[static_cast<int>(level)]; }
+  bool has_multi_node_nvlink() const { return !groups_[0].empty(); }
   std::size_t model_count() const { return pools_.size(); }
   const std::string& model_name(GpuModelId id) const { return pools_[id.index()].model_name; }
   GpuModelId FindModel(std::string_view name) const;  // invalid id when absent
@@ -167,6 +170,7 @@ class Cluster {
   std::array<std::vector<NodeGroup>, kTopologyLevels> groups_;
   std::array<std::vector<std::int32_t>, kTopologyLevels> histograms_;
   std::int32_t max_gpus_per_node_ = 0;
+  std::array<std::int64_t, kTopologyLevels> max_domain_gpus_{};
   Resources capacity_;
   Resources allocated_;
 };

@@ -11,7 +11,23 @@ Resources PerTask(const TaskRequest& r) {
   return Resources{r.gpu_milli, r.fractional() ? r.gpu_memory : 0, r.cpu_milli, r.memory};
 }
 
+std::uint64_t Mix(std::uint64_t h, std::uint64_t v) {
+  // boost::hash_combine's mixing step, widened to 64 bits.
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 12) + (h >> 4));
+}
+
 }  // namespace
+
+std::uint64_t Job::ShapeFingerprint() const {
+  std::uint64_t h = Mix(static_cast<std::uint64_t>(topology.level), topology.required);
+  for (const TaskGroup& g : groups) {
+    for (std::int64_t v : {g.request.gpu_milli, g.request.gpu_memory, g.request.cpu_milli, g.request.memory,
+                           std::int64_t{g.request.model.value()}, std::int64_t{g.replicas}, std::int64_t{g.min_replicas}}) {
+      h = Mix(h, static_cast<std::uint64_t>(v));
+    }
+  }
+  return h;
+}
 
 std::string_view ToString(JobState state) {
   static constexpr std::array<std::string_view, 5> kNames = {"Pending", "Running", "Succeeded",

@@ -30,6 +30,7 @@ struct TaskRequest {
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;
   std::string gpu_model;  // empty: any model
+  GpuModelId model;       // gpu_model resolved against the cluster; invalid: any
 
   bool fractional() const { return gpu_milli > 0 && gpu_milli < 1000; }
   std::int32_t whole_gpus() const { return static_cast<std::int32_t>(gpu_milli / 1000); }
@@ -73,6 +74,7 @@ struct Job {
   Time last_checkpoint = 0;  // when its last checkpoint was written (start time if none)
   std::int32_t restarts = 0;
   std::vector<TaskPlacement> placements;
+  std::string never_reason;  // set once the job is known never to fit
 
   // Totals over every replica of every group, and over the minimum gang.
   Resources TotalRequest() const;
@@ -80,6 +82,9 @@ struct Job {
   // Resources held by the current placement.
   Resources Held() const;
   std::int32_t TaskCount() const;
+  // A hash of everything that decides where the gang fits (requests, replica
+  // counts, topology), so identical requests can share one answer.
+  std::uint64_t ShapeFingerprint() const;
   bool single_task() const { return groups.size() == 1 && groups[0].replicas == 1; }
 };
 

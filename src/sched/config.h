@@ -1,0 +1,28 @@
+// Which plugin serves each extension point, which actions run, and their knobs.
+// Defaults are Tessera's own policy set.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+
+namespace tessera::sched {
+
+struct SchedulerConfig {
+  std::string job_order = "fifo";              // fifo | shortest-first
+  std::string queue_order = "drf";             // drf
+  std::string admission = "quota";             // quota
+  std::string placement = "topology-packing";  // topology-packing
+  std::string victim_cost = "least-lost-work"; // least-lost-work
+  std::string reservation = "easy-backfill";   // easy-backfill | none
+  // From least to most disruptive.
+  std::vector<std::string> actions = {"allocate", "backfill", "reclaim", "preempt"};
+
+  Seconds fair_share_half_life = 24 * 3600;  // 0: fair share on current usage only
+  Seconds default_walltime = 24 * 3600;      // estimate for jobs that give none
+  int max_domain_tries = 8;                  // topology domains tried per gang and level
+  int max_preemptors_per_cycle = 16;         // victim searches per cycle (each action)
+};
+
+}  // namespace tessera::sched

@@ -1,0 +1,104 @@
+// The typed extension points of the scheduling core. A policy is a plugin
+// behind one of these interfaces, registered by name in registry.cc and chosen
+// per cluster in SchedulerConfig. The unit of scheduling is always a gang.
+//
+//   JobOrder     orders jobs of one queue and priority (FIFO, shortest-first)
+//   QueueOrder   the fair-share key that orders queues against each other
+//   Admission    quotas: may this job take resources now; may one job reclaim
+//                another's
+//   Placement    where a gang goes (topology, packing); all or nothing
+//   VictimCost   what evicting a running job destroys
+//   Reservation  which capacity the blocked head-of-line gang holds back from
+//                backfill
+//
+// Plugins are pure: they read the state they are given and the time they are
+// told; they never do I/O or read the wall clock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "model/cluster.h"
+#include "model/job.h"
+#include "model/queue.h"
+
+namespace tessera::sched {
+
+class Session;
+
+class JobOrder {
+ public:
+  virtual ~JobOrder() = default;
+  // True when `a` should be tried before `b` (same queue, same priority).
+  virtual bool Before(const model::Job& a, const model::Job& b) const = 0;
+};
+
+class QueueOrder {
+ public:
+  virtual ~QueueOrder() = default;
+  // Smaller is served first. `capacity` is the cluster's total.
+  virtual double Share(const model::Queue& queue, const model::Resources& usage,
+                       const model::Resources& capacity) const = 0;
+};
+
+// Why a job may not take resources now.
+struct Denial {
+  enum class Kind { kQueueLimit, kNonPreemptibleOverGuarantee };
+  Kind kind;
+  model::QueueId queue;  // the queue whose quota says no
+};
+
+class Admission {
+ public:
+  virtual ~Admission() = default;
+  // nullopt: admitted (possibly borrowing idle capacity).
+  virtual std::optional<Denial> Admit(const model::Job& job, const model::QueueTree& queues) const = 0;
+  // May `preemptor` take `victim`'s resources because its queue is owed them?
+  virtual bool MayReclaim(const model::Job& preemptor, const model::Job& victim,
+                          const model::QueueTree& queues) const = 0;
+};
+
+// Narrows a placement: to one topology domain, or away from reserved nodes.
+struct PlaceOptions {
+  model::TopologyLevel within_level = model::TopologyLevel::kCluster;
+  std::int32_t within_group = 0;
+  const std::vector<std::uint8_t>* excluded_nodes = nullptr;  // 1 = may not be used
+};
+
+class Placement {
+ public:
+  virtual ~Placement() = default;
+  // Finds a placement for every mandatory task of the gang (and as many of its
+  // optional ones as fit) and writes it to `out`. Leaves `cluster` as it found
+  // it. False: the gang does not fit now.
+  virtual bool Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
+                     std::vector<model::TaskPlacement>& out) = 0;
+};
+
+class VictimCost {
+ public:
+  virtual ~VictimCost() = default;
+  // What evicting the running job at `now` destroys; smaller is cheaper.
+  virtual double Cost(const model::Job& victim, Time now) const = 0;
+};
+
+// Capacity held back for a gang that is blocked now.
+struct Reservation {
+  model::JobId job;
+  Time start = kNever;                    // when the gang is expected to fit
+  std::vector<std::uint8_t> nodes;        // 1 = reserved for the gang
+};
+
+class ReservationPolicy {
+ public:
+  virtual ~ReservationPolicy() = default;
+  // Computes the reservation for the blocked job `head`, or nullopt.
+  virtual std::optional<Reservation> Reserve(Session& session, model::JobId head) = 0;
+};
+
+}  // namespace tessera::sched

@@ -1,0 +1,364 @@
+#include "sched/plugins/topology_packing.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace tessera::sched {
+namespace {
+
+using model::Cluster;
+using model::GpuId;
+using model::Job;
+using model::Node;
+using model::NodeId;
+using model::TaskPlacement;
+using model::TaskRequest;
+using model::TopologyLevel;
+
+constexpr std::uint64_t kAllGpus = ~std::uint64_t{0};
+constexpr int kSharedGpuScanLimit = 128;  // shared GPUs examined per fraction before opening a whole one
+
+// A topology domain a gang is confined to. A node-local NVLink domain is a
+// node plus the mask of its GPUs in that domain.
+struct Domain {
+  TopologyLevel level = TopologyLevel::kCluster;
+  std::int32_t group = 0;  // the group at `level`; the node id at kNode and for local NVLink
+  std::uint64_t gpu_mask = kAllGpus;
+  bool single_node() const { return level == TopologyLevel::kNode || gpu_mask != kAllGpus; }
+};
+
+// Takes `count` GPUs from `free`, preferring to stay inside one of `masks`
+// (best fit: the mask with the fewest free GPUs that holds them all).
+std::uint64_t TakeFrom(std::uint64_t free, int count, const std::vector<std::uint64_t>& masks) {
+  std::uint64_t best = 0;
+  int best_free = std::numeric_limits<int>::max();
+  for (std::uint64_t mask : masks) {
+    const int n = std::popcount(free & mask);
+    if (n >= count && n < best_free) {
+      best = mask;
+      best_free = n;
+    }
+  }
+  return best_free == std::numeric_limits<int>::max() ? 0 : free & best;
+}
+
+std::uint64_t LowestBits(std::uint64_t bits, int count) {
+  std::uint64_t taken = 0;
+  for (int i = 0; i < count; ++i) {
+    const std::uint64_t low = bits & (~bits + 1);
+    taken |= low;
+    bits ^= low;
+  }
+  return taken;
+}
+
+class Attempt {
+ public:
+  Attempt(const Job& job, Cluster& cluster, const PlaceOptions& options, std::vector<TaskPlacement>& out,
+          int max_domain_tries)
+      : job_(job), cluster_(cluster), options_(options), out_(out), max_domain_tries_(max_domain_tries) {}
+
+  bool Run();
+
+ private:
+  bool PlaceGang(const Domain& domain);
+  bool PlaceTask(std::int32_t group, std::int32_t index, const Domain& domain);
+  bool Usable(const Node& node, const TaskRequest& r, const Domain& domain) const;
+  bool InDomain(const Node& node, const Domain& domain) const;
+  const Node* PickNode(const TaskRequest& r, int gpus, const Domain& domain) const;
+  const Node* BestInGroup(const TaskRequest& r, int gpus, const Domain& domain) const;
+  const Node* BestInBuckets(const TaskRequest& r, int gpus, const Domain& domain) const;
+  GpuId PickSharedGpu(const TaskRequest& r, const Domain& domain) const;
+  std::uint64_t PickGpus(const Node& node, int count, std::uint64_t allowed) const;
+  std::vector<Domain> Candidates(TopologyLevel level) const;
+  void Undo(std::size_t mark);
+
+  template <typename Fn>
+  void ForEachPool(const TaskRequest& r, Fn&& fn) const {
+    if (r.model.valid()) {
+      fn(cluster_.pool(r.model));
+    } else {
+      for (std::size_t p = 0; p < cluster_.model_count(); ++p) fn(cluster_.pool(model::GpuModelId(static_cast<std::int32_t>(p))));
+    }
+  }
+
+  const Job& job_;
+  Cluster& cluster_;
+  const PlaceOptions& options_;
+  std::vector<TaskPlacement>& out_;
+  int max_domain_tries_;
+  std::int64_t need_whole_ = 0;    // whole GPUs of the mandatory tasks
+  std::int32_t biggest_task_ = 0;  // whole GPUs of the largest task
+  std::int32_t biggest_count_ = 0; // how many mandatory tasks have that size
+};
+
+bool Attempt::InDomain(const Node& node, const Domain& domain) const {
+  switch (domain.level) {
+    case TopologyLevel::kCluster: return true;
+    case TopologyLevel::kNode: return node.id.value() == domain.group;
+    case TopologyLevel::kNvlink:
+      return domain.gpu_mask != kAllGpus ? node.id.value() == domain.group : node.nvlink_group == domain.group;
+    case TopologyLevel::kLeaf: return node.leaf == domain.group;
+    case TopologyLevel::kSpine: return node.spine == domain.group;
+  }
+  return false;
+}
+
+bool Attempt::Usable(const Node& node, const TaskRequest& r, const Domain& domain) const {
+  if (node.indexed_free < 0) return false;  // cordoned or lost
+  if (options_.excluded_nodes && (*options_.excluded_nodes)[node.id.index()]) return false;
+  if (r.model.valid() && node.model != r.model) return false;
+  if (node.free_cpu() < r.cpu_milli || node.free_memory() < r.memory) return false;
+  if (r.gpu_milli > 0 && (node.gpu_count == 0 || cluster_.gpu(node.first_gpu).memory < r.gpu_memory)) return false;
+  return InDomain(node, domain);
+}
+
+// Best fit among the nodes of a pool's buckets: the fewest free GPUs that hold `gpus`.
+const Node* Attempt::BestInBuckets(const TaskRequest& r, int gpus, const Domain& domain) const {
+  const Node* found = nullptr;
+  for (int k = gpus; k <= cluster_.max_gpus_per_node() && !found; ++k) {
+    ForEachPool(r, [&](const model::PoolIndex& pool) {
+      if (found) return;
+      for (NodeId id : pool.buckets[k]) {
+        const Node& node = cluster_.node(id);
+        if (Usable(node, r, domain)) {
+          found = &node;
+          return;
+        }
+      }
+    });
+  }
+  return found;
+}
+
+const Node* Attempt::BestInGroup(const TaskRequest& r, int gpus, const Domain& domain) const {
+  const Node* best = nullptr;
+  for (NodeId id : cluster_.Group(domain.level, domain.group).nodes) {
+    const Node& node = cluster_.node(id);
+    if (node.indexed_free < gpus || (best && node.indexed_free >= best->indexed_free)) continue;
+    if (!Usable(node, r, domain)) continue;
+    best = &node;
+    if (node.indexed_free == gpus) break;
+  }
+  return best;
+}
+
+const Node* Attempt::PickNode(const TaskRequest& r, int gpus, const Domain& domain) const {
+  if (domain.single_node()) {
+    const Node& node = cluster_.node(NodeId(domain.group));
+    const bool fits = std::popcount(node.free_mask & domain.gpu_mask) >= gpus;
+    return fits && Usable(node, r, domain) ? &node : nullptr;
+  }
+  if (domain.level == TopologyLevel::kCluster) return BestInBuckets(r, gpus, domain);
+  return BestInGroup(r, gpus, domain);
+}
+
+std::uint64_t Attempt::PickGpus(const Node& node, int count, std::uint64_t allowed) const {
+  const std::uint64_t free = node.free_mask & allowed;
+  std::uint64_t from = TakeFrom(free, count, node.nvlink_masks);
+  if (!from) from = TakeFrom(free, count, node.numa_masks);
+  if (from) return LowestBits(from, count);
+  // Spill over NVLink domains, fullest-free first, so the task spans as few as possible.
+  std::vector<std::uint64_t> masks = node.nvlink_masks;
+  std::sort(masks.begin(), masks.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return std::popcount(free & a) > std::popcount(free & b);
+  });
+  std::uint64_t taken = 0;
+  for (std::uint64_t mask : masks) {
+    const int want = count - std::popcount(taken);
+    taken |= LowestBits(free & mask, std::min(want, std::popcount(free & mask)));
+  }
+  return taken;
+}
+
+// The shared GPU with the fewest free milli-GPUs that still holds the fraction.
+GpuId Attempt::PickSharedGpu(const TaskRequest& r, const Domain& domain) const {
+  GpuId best;
+  std::int32_t best_free = std::numeric_limits<std::int32_t>::max();
+  const auto consider = [&](GpuId id) {
+    const model::Gpu& gpu = cluster_.gpu(id);
+    if (gpu.free_milli() >= r.gpu_milli && gpu.free_milli() < best_free && gpu.free_memory() >= r.gpu_memory &&
+        (domain.gpu_mask >> gpu.local_index & 1) && Usable(cluster_.node(gpu.node), r, domain)) {
+      best = id;
+      best_free = gpu.free_milli();
+    }
+  };
+  if (domain.level == TopologyLevel::kCluster) {
+    ForEachPool(r, [&](const model::PoolIndex& pool) {
+      int scanned = 0;
+      for (auto it = pool.partial.lower_bound({static_cast<std::int32_t>(r.gpu_milli), -1});
+           it != pool.partial.end() && it->first < best_free && scanned < kSharedGpuScanLimit; ++it, ++scanned) {
+        consider(GpuId(it->second));
+      }
+    });
+    return best;
+  }
+  const std::vector<NodeId> single{NodeId(domain.group)};
+  const auto& nodes = domain.single_node() ? single : cluster_.Group(domain.level, domain.group).nodes;
+  for (NodeId id : nodes) {
+    const Node& node = cluster_.node(id);
+    for (std::int32_t local = 0; local < node.gpu_count; ++local) {
+      const model::Gpu& gpu = cluster_.gpu(node.gpu(local));
+      if (gpu.in_partial_index) consider(node.gpu(local));
+    }
+  }
+  return best;
+}
+
+bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& domain) {
+  const TaskRequest& r = job_.groups[group].request;
+  TaskPlacement task;
+  task.group = group;
+  task.index = index;
+  task.cpu_milli = r.cpu_milli;
+  task.memory = r.memory;
+  if (r.fractional()) {
+    GpuId gpu = PickSharedGpu(r, domain);
+    if (!gpu.valid()) {
+      const Node* node = PickNode(r, 1, domain);
+      if (!node) return false;
+      gpu = node->gpu(std::countr_zero(PickGpus(*node, 1, domain.gpu_mask)));
+    }
+    task.node = cluster_.gpu(gpu).node;
+    task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.gpu_memory});
+  } else {
+    const int count = r.whole_gpus();
+    const Node* node = PickNode(r, count, domain);
+    if (!node) return false;
+    task.node = node->id;
+    for (std::uint64_t bits = count ? PickGpus(*node, count, domain.gpu_mask) : 0; bits; bits &= bits - 1) {
+      const GpuId gpu = node->gpu(std::countr_zero(bits));
+      task.gpus.push_back({gpu, 1000, cluster_.gpu(gpu).memory});
+    }
+  }
+  cluster_.Allocate(task);
+  out_.push_back(std::move(task));
+  return true;
+}
+
+void Attempt::Undo(std::size_t mark) {
+  while (out_.size() > mark) {
+    cluster_.Release(out_.back());
+    out_.pop_back();
+  }
+}
+
+bool Attempt::PlaceGang(const Domain& domain) {
+  const std::size_t mark = out_.size();
+  // Largest tasks first: they have the fewest places to go.
+  std::vector<std::int32_t> order(job_.groups.size());
+  for (std::size_t g = 0; g < order.size(); ++g) order[g] = static_cast<std::int32_t>(g);
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return job_.groups[a].request.gpu_milli > job_.groups[b].request.gpu_milli;
+  });
+  for (std::int32_t g : order) {
+    for (std::int32_t i = 0; i < job_.groups[g].min_replicas; ++i) {
+      if (!PlaceTask(g, i, domain)) {
+        Undo(mark);
+        return false;
+      }
+    }
+  }
+  for (std::int32_t g : order) {
+    for (std::int32_t i = job_.groups[g].min_replicas; i < job_.groups[g].replicas; ++i) {
+      if (!PlaceTask(g, i, domain)) break;
+    }
+  }
+  return true;
+}
+
+// Domains of `level` that may hold the gang, best fit first.
+std::vector<Domain> Attempt::Candidates(TopologyLevel level) const {
+  std::vector<Domain> domains;
+  if (need_whole_ > cluster_.max_domain_gpus(level)) return domains;
+  if (options_.within_level != TopologyLevel::kCluster) {
+    if (level == options_.within_level) domains.push_back({level, options_.within_group, kAllGpus});
+    return domains;
+  }
+  if (level == TopologyLevel::kCluster) return {Domain{}};
+  const TaskRequest& biggest = job_.groups.front().request;  // only its model matters here
+  const bool local_nvlink = level == TopologyLevel::kNvlink;
+  if (level == TopologyLevel::kNode || local_nvlink) {
+    // Nodes with enough free GPUs, fewest first.
+    TaskRequest probe;
+    probe.model = biggest.model;
+    for (int k = static_cast<int>(need_whole_); k <= cluster_.max_gpus_per_node(); ++k) {
+      ForEachPool(probe, [&](const model::PoolIndex& pool) {
+        for (NodeId id : pool.buckets[k]) {
+          if (static_cast<int>(domains.size()) >= max_domain_tries_) return;
+          const Node& node = cluster_.node(id);
+          if (options_.excluded_nodes && (*options_.excluded_nodes)[id.index()]) continue;
+          if (!local_nvlink) {
+            domains.push_back({level, id.value(), kAllGpus});
+            continue;
+          }
+          if (node.nvlink_group >= 0) continue;  // multi-node domains are ranked below
+          const std::uint64_t mask = TakeFrom(node.free_mask, static_cast<int>(need_whole_), node.nvlink_masks);
+          if (mask) {
+            for (std::uint64_t m : node.nvlink_masks) {
+              if ((mask & m) == mask) domains.push_back({level, id.value(), m});
+            }
+          }
+        }
+      });
+    }
+    if (!local_nvlink) return domains;
+  }
+  // Node groups: rank by the histogram of free GPUs per node.
+  std::vector<std::pair<std::int64_t, std::int32_t>> ranked;  // (free GPUs, group)
+  for (std::int32_t g = 0; g < cluster_.GroupCount(level); ++g) {
+    std::int64_t free = 0, big_tasks = 0;
+    for (int k = 1; k <= cluster_.max_gpus_per_node(); ++k) {
+      const std::int32_t n = cluster_.GroupNodesWithFree(level, g, k);
+      free += std::int64_t{n} * k;
+      if (biggest_task_ > 0) big_tasks += std::int64_t{n} * (k / biggest_task_);
+    }
+    if (free < need_whole_ || big_tasks < biggest_count_) continue;
+    ranked.emplace_back(free, g);
+  }
+  const std::size_t keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(max_domain_tries_));
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end());
+  for (std::size_t i = 0; i < keep; ++i) domains.push_back({level, ranked[i].second, kAllGpus});
+  return domains;
+}
+
+bool Attempt::Run() {
+  const std::size_t mark = out_.size();
+  for (const model::TaskGroup& g : job_.groups) {
+    const std::int32_t size = g.request.whole_gpus();
+    need_whole_ += std::int64_t{size} * g.min_replicas;
+    if (size > biggest_task_) {
+      biggest_task_ = size;
+      biggest_count_ = 0;
+    }
+    if (size == biggest_task_) biggest_count_ += g.min_replicas;
+  }
+  bool placed = false;
+  if (job_.single_task()) {
+    placed = PlaceGang(Domain{options_.within_level, options_.within_group, kAllGpus});
+  } else {
+    const model::TopologyConstraint& topology = job_.topology;
+    for (int l = 0; l < model::kTopologyLevels && !placed; ++l) {
+      const auto level = static_cast<TopologyLevel>(l);
+      const bool past_constraint = level > topology.level;
+      if (past_constraint && topology.required) break;
+      if (past_constraint && level != TopologyLevel::kCluster) continue;  // preferred: then anywhere
+      for (const Domain& domain : Candidates(level)) {
+        if ((placed = PlaceGang(domain))) break;
+      }
+    }
+  }
+  // The caller binds the placement through its Statement; leave the cluster as found.
+  for (std::size_t i = out_.size(); i > mark; --i) cluster_.Release(out_[i - 1]);
+  return placed;
+}
+
+}  // namespace
+
+bool TopologyPacking::Place(const Job& job, Cluster& cluster, const PlaceOptions& options,
+                            std::vector<TaskPlacement>& out) {
+  return Attempt(job, cluster, options, out, max_domain_tries_).Run();
+}
+
+}  // namespace tessera::sched

@@ -1,0 +1,49 @@
+// Placement: gangs all-or-nothing, in the smallest topology domain that holds
+// them, packed so that whole GPUs, whole nodes and whole leaves stay free.
+//
+// Assumptions
+//   * Collective traffic dominates distributed training: a gang inside one
+//     NVLink domain beats one inside a node, beats a leaf, beats a spine.
+//   * Large gangs are the hardest to place, so free capacity should stay in
+//     large contiguous blocks; small work should fill existing holes.
+//
+// Algorithm
+//   * Levels are tried from the tightest (NVLink domain) upward. A required
+//     constraint stops at its level ("never place across it"); a preferred one
+//     tries up to its level and then places anywhere; no constraint tries every
+//     level. Levels whose largest domain is smaller than the gang are skipped.
+//   * At each level the candidate domains are ranked best-fit from the
+//     per-group free-GPU histograms (the fullest domain that still holds the
+//     gang first) and at most `max_domain_tries` are attempted.
+//   * Inside a domain, tasks are placed largest first, each best-fit: the node
+//     with the fewest free whole GPUs that still holds it, and on that node the
+//     NVLink domain (then NUMA socket) with the fewest free GPUs that holds it.
+//     Every task is applied to the cluster tentatively so the next one sees it;
+//     a gang that does not fit is undone completely.
+//   * A fraction of a GPU goes best-fit onto an already shared GPU (fewest free
+//     milli-GPUs that still hold it, enough free memory); only when none fits
+//     does it open a whole GPU, on the node with the fewest free GPUs. So
+//     fractions never scatter over otherwise empty GPUs and nodes.
+//   * Minimum members of every group are placed first; optional members
+//     (replicas above minReplicas) are added afterwards where they fit.
+//
+// Costs: a single-GPU task is a bucket lookup (O(1) in the common case); a
+// fraction an ordered-set lookup (O(log n)); ranking a level's domains reads
+// one histogram per domain.
+#pragma once
+
+#include "sched/extension_points.h"
+
+namespace tessera::sched {
+
+class TopologyPacking final : public Placement {
+ public:
+  explicit TopologyPacking(int max_domain_tries) : max_domain_tries_(max_domain_tries) {}
+  bool Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
+             std::vector<model::TaskPlacement>& out) override;
+
+ private:
+  int max_domain_tries_;
+};
+
+}  // namespace tessera::sched

@@ -1,0 +1,67 @@
+#include "sched/scheduler.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "base/quantity.h"
+#include "model/invariants.h"
+#include "sched/registry.h"
+
+namespace tessera::sched {
+
+Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
+  Scheduler scheduler;
+  auto plugins = BuildPlugins(config);
+  if (!plugins.ok()) return plugins.status();
+  auto actions = BuildActions(config);
+  if (!actions.ok()) return actions.status();
+  scheduler.config_ = std::make_unique<SchedulerConfig>(config);
+  scheduler.plugins_ = std::make_unique<Plugins>(std::move(plugins).value());
+  scheduler.actions_ = std::move(actions).value();
+  return scheduler;
+}
+
+CycleResult Scheduler::RunCycle(SchedulerState& state, Time now, Binder& binder) {
+  if (last_decay_ != kNever) state.queues().Decay(now - last_decay_, config_->fair_share_half_life);
+  last_decay_ = now;
+  Session session(state, *plugins_, *config_, now);
+  for (const auto& action : actions_) action->Run(session);
+  session.statement().Commit(binder);
+#ifndef NDEBUG
+  // Debug builds check every cycle; tests check explicitly in every build.
+  if (const auto problems = model::CheckInvariants(state.cluster(), state.jobs().all(), state.queues()); !problems.empty()) {
+    for (const std::string& p : problems) std::fprintf(stderr, "tessera: invariant violated: %s\n", p.c_str());
+    std::abort();
+  }
+#endif
+  return std::move(session.result());
+}
+
+std::string Explain(const Outcome& outcome, const SchedulerState& state) {
+  const auto job_name = [&](std::int32_t id) {
+    return id >= 0 ? state.job(model::JobId(id)).name : std::string("?");
+  };
+  const auto queue = [&]() -> const model::Queue& { return state.queues().queue(model::QueueId(outcome.detail)); };
+  switch (outcome.reason) {
+    case WaitReason::kNone:
+      return outcome.backfilled ? "placed (backfilled)" : outcome.preempted_for ? "placed (after eviction)" : "placed";
+    case WaitReason::kCapacity:
+      return "waiting: not enough free capacity that satisfies the job's resources and topology";
+    case WaitReason::kReservation:
+      return "waiting: would delay the gang '" + job_name(outcome.detail) + "' that holds the reservation";
+    case WaitReason::kQueueLimit:
+      return "waiting: queue '" + queue().path + "' is at its limit of " + FormatMilli(queue().limit_milli) + " GPUs";
+    case WaitReason::kOverGuarantee:
+      return "waiting: non-preemptible jobs must stay within the guarantee of queue '" + queue().path + "' (" +
+             FormatMilli(queue().guaranteed_milli) + " GPUs)";
+    case WaitReason::kDependency:
+      return "waiting: depends on job '" + job_name(outcome.detail) + "'";
+    case WaitReason::kDependencyFailed:
+      return "never: depends on job '" + job_name(outcome.detail) + "', which did not succeed";
+    case WaitReason::kInfeasible:
+      return "never: " + state.job(outcome.job).never_reason;
+  }
+  return "?";
+}
+
+}  // namespace tessera::sched

@@ -1,0 +1,136 @@
+#include "sched/session.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace tessera::sched {
+
+using model::Job;
+using model::JobId;
+using model::JobState;
+using model::QueueId;
+
+std::string_view ToString(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kPlaced: return "placed";
+    case Verdict::kNotNow: return "not-now";
+    case Verdict::kNever: return "never";
+  }
+  return "?";
+}
+
+Session::Session(SchedulerState& state, Plugins& plugins, const SchedulerConfig& config, Time now)
+    : state_(state), plugins_(plugins), config_(config), now_(now), statement_(state, now) {
+  BuildStream();
+}
+
+bool Session::Eligible(Job& job) {
+  if (!job.never_reason.empty()) {
+    Record(job.id, Verdict::kNever, WaitReason::kInfeasible);
+    return false;
+  }
+  for (const model::Dependency& dep : job.depends_on) {
+    const JobId other = state_.jobs().FindByName(dep.job_name);
+    const JobState s = other.valid() ? state_.job(other).state : JobState::kPending;
+    const bool ended = s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
+    if (ended && dep.when == model::Dependency::When::kSucceeded && s != JobState::kSucceeded) {
+      Record(job.id, Verdict::kNever, WaitReason::kDependencyFailed, other.value());
+      return false;
+    }
+    if (!ended) {
+      Record(job.id, Verdict::kNotNow, WaitReason::kDependency, other.value());
+      return false;
+    }
+  }
+  return true;
+}
+
+void Session::BuildStream() {
+  for (JobId id : state_.jobs().pending()) {
+    if (Eligible(state_.job(id))) stream_.push_back(id);
+  }
+  const JobOrder& order = *plugins_.job_order;
+  std::sort(stream_.begin(), stream_.end(), [&](JobId a, JobId b) {
+    const Job& x = state_.job(a);
+    const Job& y = state_.job(b);
+    if (x.priority != y.priority) return x.priority > y.priority;
+    if (x.queue != y.queue) return x.queue < y.queue;
+    return order.Before(x, y);
+  });
+  for (std::size_t i = 0; i < stream_.size();) {
+    Band band{i, i, {}};
+    const std::int32_t priority = state_.job(stream_[i]).priority;
+    while (i < stream_.size() && state_.job(stream_[i]).priority == priority) {
+      const std::size_t start = i;
+      const QueueId queue = state_.job(stream_[i]).queue;
+      while (i < stream_.size() && state_.job(stream_[i]).priority == priority && state_.job(stream_[i]).queue == queue) ++i;
+      band.queues.emplace_back(start, i);
+    }
+    band.end = i;
+    bands_.push_back(std::move(band));
+  }
+}
+
+double Session::Share(QueueId queue, bool own) const {
+  const model::Queue& q = state_.queues().queue(queue);
+  return plugins_.queue_order->Share(q, own ? q.own_allocated : q.allocated, state_.cluster().capacity());
+}
+
+// Compares siblings below the common ancestor; a queue that is itself the
+// ancestor competes with its own jobs' usage.
+bool Session::QueueBefore(QueueId a, QueueId b) const {
+  const model::QueueTree& queues = state_.queues();
+  const QueueId lca = queues.CommonAncestor(a, b);
+  const double sa = a == lca ? Share(a, true) : Share(queues.ChildToward(lca, a), false);
+  const double sb = b == lca ? Share(b, true) : Share(queues.ChildToward(lca, b), false);
+  return std::tie(sa, a) < std::tie(sb, b);
+}
+
+std::optional<JobId> Session::NextPending() {
+  while (band_ < bands_.size()) {
+    Band& band = bands_[band_];
+    std::pair<std::size_t, std::size_t>* best = nullptr;
+    for (auto& range : band.queues) {
+      if (range.first == range.second) continue;
+      if (!best || QueueBefore(state_.job(stream_[range.first]).queue, state_.job(stream_[best->first]).queue)) best = &range;
+    }
+    if (best) return stream_[best->first++];
+    ++band_;
+  }
+  return std::nullopt;
+}
+
+bool Session::TryPlace(JobId id, const PlaceOptions& options) {
+  const Job& job = state_.job(id);
+  const std::uint64_t key = job.ShapeFingerprint() ^ (options.excluded_nodes ? 0x8000000000000000ULL : 0);
+  if (failed_shapes_.contains(key)) return false;
+  scratch_.clear();
+  if (!plugins_.placement->Place(job, state_.cluster(), options, scratch_)) {
+    failed_shapes_.insert(key);
+    return false;
+  }
+  Bind(id, std::move(scratch_));
+  return true;
+}
+
+void Session::Bind(JobId job, std::vector<model::TaskPlacement> placements) {
+  statement_.Bind(job, std::move(placements));
+  if (bound_.size() <= job.index()) bound_.resize(state_.jobs().size(), 0);
+  bound_[job.index()] = 1;
+  ++result_.placed;
+}
+
+void Session::Evict(JobId victim, JobId preemptor, EvictReason reason) {
+  statement_.Evict(victim, preemptor, reason);
+  result_.evictions.push_back({victim, preemptor, reason});
+  failed_shapes_.clear();
+}
+
+void Session::Record(JobId job, Verdict verdict, WaitReason reason, std::int32_t detail) {
+  result_.outcomes.push_back(Outcome{job, verdict, reason, detail, false, false});
+  if (reason == WaitReason::kCapacity || reason == WaitReason::kReservation || reason == WaitReason::kQueueLimit) {
+    waiting_.push_back(result_.outcomes.size() - 1);
+  }
+}
+
+}  // namespace tessera::sched

@@ -1,0 +1,98 @@
+// One scheduling cycle's context, shared by the actions: the state and its
+// open Statement, the clock reading, the plugins, the ordered stream of
+// pending jobs, the outcomes so far and the head-of-line reservation.
+//
+// Pending jobs are streamed in priority order; within one priority, the queue
+// with the smallest hierarchical fair share goes next (re-evaluated after
+// every placement), and within a queue the JobOrder plugin decides.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "sched/config.h"
+#include "sched/extension_points.h"
+#include "sched/outcome.h"
+#include "sched/state.h"
+#include "sched/statement.h"
+
+namespace tessera::sched {
+
+struct Plugins {
+  std::unique_ptr<JobOrder> job_order;
+  std::unique_ptr<QueueOrder> queue_order;
+  std::unique_ptr<Admission> admission;
+  std::unique_ptr<Placement> placement;
+  std::unique_ptr<VictimCost> victim_cost;
+  std::unique_ptr<ReservationPolicy> reservation;
+};
+
+class Session {
+ public:
+  Session(SchedulerState& state, Plugins& plugins, const SchedulerConfig& config, Time now);
+
+  SchedulerState& state() { return state_; }
+  const SchedulerState& state() const { return state_; }
+  Statement& statement() { return statement_; }
+  Plugins& plugins() { return plugins_; }
+  const Plugins& plugins() const { return plugins_; }
+  const SchedulerConfig& config() const { return config_; }
+  Time now() const { return now_; }
+  CycleResult& result() { return result_; }
+
+  // The next pending job to consider, or nullopt when the stream is exhausted.
+  std::optional<model::JobId> NextPending();
+
+  // Places `job` if it fits (binding it through the statement). Remembers
+  // shapes that did not fit so identical requests fail in O(1) until
+  // something is evicted.
+  bool TryPlace(model::JobId job, const PlaceOptions& options = {});
+  // Evicts through the statement and records it; forgets failed shapes.
+  void Evict(model::JobId victim, model::JobId preemptor, EvictReason reason);
+  void ForgetFailures() { failed_shapes_.clear(); }
+  bool BoundThisCycle(model::JobId job) const { return job.index() < bound_.size() && bound_[job.index()]; }
+  // Binds a placement found outside TryPlace (by victim search).
+  void Bind(model::JobId job, std::vector<model::TaskPlacement> placements);
+
+  void Record(model::JobId job, Verdict verdict, WaitReason reason, std::int32_t detail = -1);
+  // Jobs recorded as waiting for capacity, a reservation or a queue limit, in
+  // stream order: the candidates for reclaim and preemption.
+  const std::vector<std::size_t>& waiting() const { return waiting_; }
+  Outcome& outcome(std::size_t index) { return result_.outcomes[index]; }
+
+  // The first gang that did not fit; the backfill action reserves for it.
+  std::optional<model::JobId> head() const { return head_; }
+  void set_head(model::JobId job) { head_ = job; }
+
+  Seconds Walltime(const model::Job& job) const { return job.walltime > 0 ? job.walltime : config_.default_walltime; }
+
+ private:
+  struct Band {
+    std::size_t begin, end;  // entries of one priority, grouped by queue
+    std::vector<std::pair<std::size_t, std::size_t>> queues;  // [cursor, end) per queue
+  };
+  void BuildStream();
+  bool Eligible(model::Job& job);  // dependencies and feasibility; records when not
+  bool QueueBefore(model::QueueId a, model::QueueId b) const;
+  double Share(model::QueueId queue, bool own) const;
+
+  SchedulerState& state_;
+  Plugins& plugins_;
+  const SchedulerConfig& config_;
+  Time now_;
+  Statement statement_;
+  CycleResult result_;
+  std::vector<model::JobId> stream_;
+  std::vector<Band> bands_;
+  std::size_t band_ = 0;
+  std::vector<std::size_t> waiting_;
+  std::optional<model::JobId> head_;
+  std::unordered_set<std::uint64_t> failed_shapes_;
+  std::vector<std::uint8_t> bound_;
+  std::vector<model::TaskPlacement> scratch_;
+};
+
+}  // namespace tessera::sched

@@ -1,0 +1,82 @@
+#include "sched/state.h"
+
+#include <algorithm>
+
+#include "model/feasibility.h"
+
+namespace tessera::sched {
+
+using model::Job;
+using model::JobId;
+using model::JobState;
+
+JobId SchedulerState::Submit(Job job, Time now) {
+  job.state = JobState::kPending;
+  job.submit_time = now;
+  job.placements.clear();
+  for (model::TaskGroup& group : job.groups) {
+    if (!group.request.gpu_model.empty()) group.request.model = cluster_.FindModel(group.request.gpu_model);
+  }
+  const std::uint64_t key = job.ShapeFingerprint() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 33) ^
+                            (job.preemptible ? 0x5bd1e995ULL : 0);
+  auto [it, inserted] = feasibility_cache_.try_emplace(key);
+  if (inserted) it->second = model::CheckFeasible(job, cluster_, queues_).message();
+  job.never_reason = it->second;
+  return jobs_.Add(std::move(job));
+}
+
+void SchedulerState::Bind(JobId id, std::vector<model::TaskPlacement> placements, Time now) {
+  Job& job = jobs_.at(id);
+  for (const model::TaskPlacement& task : placements) cluster_.Allocate(task);
+  job.placements = std::move(placements);
+  job.start_time = now;
+  job.last_checkpoint = now;
+  queues_.Charge(job.queue, job.Held(), +1);
+  jobs_.SetState(id, JobState::kRunning);
+}
+
+std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id) {
+  Job& job = jobs_.at(id);
+  queues_.Charge(job.queue, job.Held(), -1);
+  for (const model::TaskPlacement& task : job.placements) cluster_.Release(task);
+  jobs_.SetState(id, JobState::kPending);
+  return std::exchange(job.placements, {});
+}
+
+void SchedulerState::Finish(JobId id, JobState end) {
+  if (jobs_.at(id).state == JobState::kRunning) Unbind(id);
+  jobs_.SetState(id, end);
+}
+
+void SchedulerState::Requeue(JobId id) {
+  Job& job = jobs_.at(id);
+  if (job.state == JobState::kRunning) Unbind(id);
+  ++job.restarts;
+}
+
+std::vector<JobId> SchedulerState::SetGpuHealthy(model::GpuId gpu, bool healthy) {
+  cluster_.SetGpuHealthy(gpu, healthy);
+  std::vector<JobId> affected;
+  for (JobId id : jobs_.running()) {
+    for (const model::TaskPlacement& task : jobs_.at(id).placements) {
+      if (std::any_of(task.gpus.begin(), task.gpus.end(), [&](const model::GpuShare& s) { return s.gpu == gpu; })) {
+        affected.push_back(id);
+        break;
+      }
+    }
+  }
+  return affected;
+}
+
+std::vector<JobId> SchedulerState::JobsOnNode(model::NodeId node) const {
+  std::vector<JobId> on_node;
+  for (JobId id : jobs_.running()) {
+    const auto& placements = jobs_.at(id).placements;
+    if (std::any_of(placements.begin(), placements.end(), [&](const model::TaskPlacement& t) { return t.node == node; })) {
+      on_node.push_back(id);
+    }
+  }
+  return on_node;
+}
+
+}  // namespace tessera::sched

@@ -1,0 +1,68 @@
+// The world as the scheduling core sees it: the cluster, the queue tree and
+// the jobs. The caller owns it (the server as its "assumed" cache, the
+// simulator as its whole truth) and feeds it events; a scheduling cycle then
+// mutates it through a Statement and reports every decision to a Binder.
+//
+// The methods here are the only ways to change a job's resources, so cluster
+// state, queue usage and the pending/running sets never disagree.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "model/cluster.h"
+#include "model/job_table.h"
+#include "model/queue.h"
+
+namespace tessera::sched {
+
+class SchedulerState {
+ public:
+  SchedulerState(model::Cluster cluster, model::QueueTree queues)
+      : cluster_(std::move(cluster)), queues_(std::move(queues)) {}
+
+  model::Cluster& cluster() { return cluster_; }
+  const model::Cluster& cluster() const { return cluster_; }
+  model::QueueTree& queues() { return queues_; }
+  const model::QueueTree& queues() const { return queues_; }
+  model::JobTable& jobs() { return jobs_; }
+  const model::JobTable& jobs() const { return jobs_; }
+  model::Job& job(model::JobId id) { return jobs_.at(id); }
+  const model::Job& job(model::JobId id) const { return jobs_.at(id); }
+
+  // Accepts a job as pending at `now`. Resolves GPU model names and judges
+  // feasibility: a job that can never run is kept, with its never_reason set,
+  // so the scheduler reports why (the API rejects such jobs before this).
+  model::JobId Submit(model::Job job, Time now);
+
+  // Starts a pending job on `placements` / stops a running one and returns it
+  // to pending. The scheduler calls these through a Statement.
+  void Bind(model::JobId id, std::vector<model::TaskPlacement> placements, Time now);
+  std::vector<model::TaskPlacement> Unbind(model::JobId id);
+
+  // A running job ended (succeeded, failed or cancelled): its resources free up.
+  // A pending job may also be cancelled.
+  void Finish(model::JobId id, model::JobState end);
+  // A running job lost its GPUs (failure, preemption by an operator): it goes
+  // back to pending and restarts from its last checkpoint when placed again.
+  void Requeue(model::JobId id);
+  // A job wrote a checkpoint at `now`: preempting it now loses nothing.
+  void Checkpointed(model::JobId id, Time now) { jobs_.at(id).last_checkpoint = now; }
+
+  // Marks a GPU (un)healthy. Returns the running jobs on it; the caller decides
+  // whether they fail, restart or migrate.
+  std::vector<model::JobId> SetGpuHealthy(model::GpuId gpu, bool healthy);
+  std::vector<model::JobId> JobsOnNode(model::NodeId node) const;
+
+ private:
+  model::Cluster cluster_;
+  model::QueueTree queues_;
+  model::JobTable jobs_;
+  // Feasibility answers by (shape, queue, preemptible): submissions repeat shapes.
+  std::unordered_map<std::uint64_t, std::string> feasibility_cache_;
+};
+
+}  // namespace tessera::sched

@@ -1,0 +1,48 @@
+#include "sched/statement.h"
+
+namespace tessera::sched {
+
+std::string_view ToString(EvictReason reason) {
+  return reason == EvictReason::kPreempt ? "preempt" : "reclaim";
+}
+
+Statement::~Statement() { RollbackTo(0); }
+
+void Statement::Bind(model::JobId job, std::vector<model::TaskPlacement> placements) {
+  state_.Bind(job, std::move(placements), now_);
+  log_.push_back(Op{Op::Kind::kBind, job, {}, EvictReason::kPreempt, {}, 0, 0});
+}
+
+void Statement::Evict(model::JobId victim, model::JobId preemptor, EvictReason reason) {
+  const model::Job& job = state_.job(victim);
+  Op op{Op::Kind::kEvict, victim, preemptor, reason, {}, job.start_time, job.last_checkpoint};
+  op.placements = state_.Unbind(victim);
+  log_.push_back(std::move(op));
+}
+
+void Statement::RollbackTo(Checkpoint mark) {
+  while (log_.size() > mark) {
+    Op& op = log_.back();
+    if (op.kind == Op::Kind::kBind) {
+      state_.Unbind(op.job);
+    } else {
+      state_.Bind(op.job, std::move(op.placements), op.start_time);
+      state_.job(op.job).last_checkpoint = op.last_checkpoint;
+    }
+    log_.pop_back();
+  }
+}
+
+void Statement::Commit(Binder& binder) {
+  // Evictions first: a preemptor's bind depends on its victims being gone.
+  for (const Op& op : log_) {
+    if (op.kind == Op::Kind::kEvict) binder.Evict(state_.job(op.job), state_.job(op.preemptor), op.reason);
+  }
+  for (const Op& op : log_) {
+    // A job bound and later evicted within the same statement is not running.
+    if (op.kind == Op::Kind::kBind && state_.job(op.job).state == model::JobState::kRunning) binder.Bind(state_.job(op.job));
+  }
+  log_.clear();
+}
+
+}  // namespace tessera::sched
