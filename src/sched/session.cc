@@ -128,7 +128,8 @@ void Session::Evict(JobId victim, JobId preemptor, EvictReason reason) {
 
 void Session::Record(JobId job, Verdict verdict, WaitReason reason, std::int32_t detail) {
   result_.outcomes.push_back(Outcome{job, verdict, reason, detail, false, false});
-  if (reason == WaitReason::kCapacity || reason == WaitReason::kReservation || reason == WaitReason::kQueueLimit) {
+  if (reason == WaitReason::kCapacity || reason == WaitReason::kReservation || reason == WaitReason::kQueueLimit ||
+      reason == WaitReason::kOverGuarantee) {
     waiting_.push_back(result_.outcomes.size() - 1);
   }
 }

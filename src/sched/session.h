@@ -58,7 +58,7 @@ class Session {
   void Bind(model::JobId job, std::vector<model::TaskPlacement> placements);
 
   void Record(model::JobId job, Verdict verdict, WaitReason reason, std::int32_t detail = -1);
-  // Jobs recorded as waiting for capacity, a reservation or a queue limit, in
+  // Jobs recorded as waiting for capacity, a reservation or a quota, in
   // stream order: the candidates for reclaim and preemption.
   const std::vector<std::size_t>& waiting() const { return waiting_; }
   Outcome& outcome(std::size_t index) { return result_.outcomes[index]; }

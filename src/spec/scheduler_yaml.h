@@ -1,0 +1,22 @@
+// Scheduler configuration in YAML: which plugin serves each extension point,
+// which actions run, and their knobs (docs/scheduling.md lists them all).
+//   scheduler:
+//     jobOrder: shortest-first
+//     reservation: easy-backfill
+//     actions: [allocate, backfill, reclaim, preempt]
+//     fairShareHalfLife: 1d
+//     defaultWalltime: 24h
+//     maxDomainTries: 8
+//     maxPreemptorsPerCycle: 16
+// Unknown keys are errors; plugin names are checked when the scheduler is built.
+#pragma once
+
+#include "base/status.h"
+#include "sched/config.h"
+#include "spec/yaml_util.h"
+
+namespace tessera::spec {
+
+Result<sched::SchedulerConfig> ParseSchedulerConfig(const YamlValue& value);
+
+}  // namespace tessera::spec
