@@ -11,7 +11,9 @@ struct Expected {
 void CheckJob(const Cluster& cluster, const Job& job, Expected& expected, std::vector<std::string>& out) {
   const std::string who = "job " + job.name + ": ";
   if (job.state != JobState::kRunning) {
-    if (!job.placements.empty()) out.push_back(who + std::string(ToString(job.state)) + " but holds placements");
+    if (!job.placements.empty() || job.Held() != Resources{}) {
+      out.push_back(who + std::string(ToString(job.state)) + " but holds placements");
+    }
     return;
   }
   std::vector<std::int32_t> placed(job.groups.size(), 0);
@@ -38,7 +40,8 @@ void CheckJob(const Cluster& cluster, const Job& job, Expected& expected, std::v
                     std::to_string(job.groups[g].replicas));
     }
   }
-  expected.queue_own[job.queue.index()] += job.Held();
+  if (job.Held() != SumPlacements(job.placements)) out.push_back(who + "held resources disagree with its placements");
+  expected.queue_own[job.queue.index()] += SumPlacements(job.placements);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ Resources Job::MinRequest() const {
   return total;
 }
 
-Resources Job::Held() const {
+Resources SumPlacements(const std::vector<TaskPlacement>& placements) {
   Resources held;
   for (const TaskPlacement& t : placements) {
     held.cpu_milli += t.cpu_milli;

@@ -53,6 +53,9 @@ struct Dependency {
 enum class JobState { kPending, kRunning, kSucceeded, kFailed, kCancelled };
 std::string_view ToString(JobState state);
 
+// What a set of task placements holds in total.
+Resources SumPlacements(const std::vector<TaskPlacement>& placements);
+
 struct Job {
   // Spec.
   JobId id;
@@ -74,13 +77,14 @@ struct Job {
   Time last_checkpoint = 0;  // when its last checkpoint was written (start time if none)
   std::int32_t restarts = 0;
   std::vector<TaskPlacement> placements;
+  Resources held;            // the sum of `placements`
   std::string never_reason;  // set once the job is known never to fit
 
   // Totals over every replica of every group, and over the minimum gang.
   Resources TotalRequest() const;
   Resources MinRequest() const;
-  // Resources held by the current placement.
-  Resources Held() const;
+  // Resources held by the current placement (kept by whoever binds the job).
+  const Resources& Held() const { return held; }
   std::int32_t TaskCount() const;
   // A hash of everything that decides where the gang fits (requests, replica
   // counts, topology), so identical requests can share one answer.

@@ -1,6 +1,8 @@
 #include "sched/session.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <tuple>
 
 namespace tessera::sched {
@@ -20,7 +22,9 @@ std::string_view ToString(Verdict verdict) {
 }
 
 Session::Session(SchedulerState& state, Plugins& plugins, const SchedulerConfig& config, Time now)
-    : state_(state), plugins_(plugins), config_(config), now_(now), statement_(state, now) {
+    : state_(state), plugins_(plugins), config_(config), now_(now), statement_(state, now),
+      subtree_share_(state.queues().queues().size(), std::numeric_limits<double>::quiet_NaN()),
+      own_share_(subtree_share_) {
   BuildStream();
 }
 
@@ -71,14 +75,24 @@ void Session::BuildStream() {
   }
 }
 
-double Session::Share(QueueId queue, bool own) const {
-  const model::Queue& q = state_.queues().queue(queue);
-  return plugins_.queue_order->Share(q, own ? q.own_allocated : q.allocated, state_.cluster().capacity());
+double Session::Share(QueueId queue, bool own) {
+  double& cached = (own ? own_share_ : subtree_share_)[queue.index()];
+  if (std::isnan(cached)) {
+    const model::Queue& q = state_.queues().queue(queue);
+    cached = plugins_.queue_order->Share(q, own ? q.own_allocated : q.allocated, state_.cluster().capacity());
+  }
+  return cached;
+}
+
+void Session::ForgetShares(QueueId queue) {
+  for (QueueId q = queue; q.valid(); q = state_.queues().queue(q).parent) {
+    subtree_share_[q.index()] = own_share_[q.index()] = std::numeric_limits<double>::quiet_NaN();
+  }
 }
 
 // Compares siblings below the common ancestor; a queue that is itself the
 // ancestor competes with its own jobs' usage.
-bool Session::QueueBefore(QueueId a, QueueId b) const {
+bool Session::QueueBefore(QueueId a, QueueId b) {
   const model::QueueTree& queues = state_.queues();
   const QueueId lca = queues.CommonAncestor(a, b);
   const double sa = a == lca ? Share(a, true) : Share(queues.ChildToward(lca, a), false);
@@ -115,6 +129,7 @@ bool Session::TryPlace(JobId id, const PlaceOptions& options) {
 
 void Session::Bind(JobId job, std::vector<model::TaskPlacement> placements) {
   statement_.Bind(job, std::move(placements));
+  ForgetShares(state_.job(job).queue);
   if (bound_.size() <= job.index()) bound_.resize(state_.jobs().size(), 0);
   bound_[job.index()] = 1;
   ++result_.placed;
@@ -122,6 +137,7 @@ void Session::Bind(JobId job, std::vector<model::TaskPlacement> placements) {
 
 void Session::Evict(JobId victim, JobId preemptor, EvictReason reason) {
   statement_.Evict(victim, preemptor, reason);
+  ForgetShares(state_.job(victim).queue);
   result_.evictions.push_back({victim, preemptor, reason});
   failed_shapes_.clear();
 }

@@ -76,8 +76,9 @@ class Session {
   };
   void BuildStream();
   bool Eligible(model::Job& job);  // dependencies and feasibility; records when not
-  bool QueueBefore(model::QueueId a, model::QueueId b) const;
-  double Share(model::QueueId queue, bool own) const;
+  bool QueueBefore(model::QueueId a, model::QueueId b);
+  double Share(model::QueueId queue, bool own);
+  void ForgetShares(model::QueueId queue);  // its usage and its ancestors' changed
 
   SchedulerState& state_;
   Plugins& plugins_;
@@ -93,6 +94,9 @@ class Session {
   std::unordered_set<std::uint64_t> failed_shapes_;
   std::vector<std::uint8_t> bound_;
   std::vector<model::TaskPlacement> scratch_;
+  // Fair-share keys by queue (subtree, own jobs); NaN when stale. Usage only
+  // changes through Bind and Evict here, or inside a rollback that restores it.
+  std::vector<double> subtree_share_, own_share_;
 };
 
 }  // namespace tessera::sched

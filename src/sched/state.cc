@@ -29,6 +29,7 @@ void SchedulerState::Bind(JobId id, std::vector<model::TaskPlacement> placements
   Job& job = jobs_.at(id);
   for (const model::TaskPlacement& task : placements) cluster_.Allocate(task);
   job.placements = std::move(placements);
+  job.held = model::SumPlacements(job.placements);
   job.start_time = now;
   job.last_checkpoint = now;
   queues_.Charge(job.queue, job.Held(), +1);
@@ -39,6 +40,7 @@ std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id) {
   Job& job = jobs_.at(id);
   queues_.Charge(job.queue, job.Held(), -1);
   for (const model::TaskPlacement& task : job.placements) cluster_.Release(task);
+  job.held = {};
   jobs_.SetState(id, JobState::kPending);
   return std::exchange(job.placements, {});
 }

@@ -63,7 +63,8 @@ class Attempt {
 
  private:
   bool PlaceGang(const Domain& domain);
-  bool PlaceTask(std::int32_t group, std::int32_t index, const Domain& domain);
+  // Places one task; `apply` tentatively allocates it so later tasks see it.
+  bool PlaceTask(std::int32_t group, std::int32_t index, const Domain& domain, bool apply = true);
   bool Usable(const Node& node, const TaskRequest& r, const Domain& domain) const;
   bool InDomain(const Node& node, const Domain& domain) const;
   const Node* PickNode(const TaskRequest& r, int gpus, const Domain& domain) const;
@@ -91,6 +92,7 @@ class Attempt {
   std::int64_t need_whole_ = 0;    // whole GPUs of the mandatory tasks
   std::int32_t biggest_task_ = 0;  // whole GPUs of the largest task
   std::int32_t biggest_count_ = 0; // how many mandatory tasks have that size
+  std::size_t applied_ = 0;        // tasks at the end of out_ tentatively allocated
 };
 
 bool Attempt::InDomain(const Node& node, const Domain& domain) const {
@@ -206,7 +208,7 @@ GpuId Attempt::PickSharedGpu(const TaskRequest& r, const Domain& domain) const {
   return best;
 }
 
-bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& domain) {
+bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& domain, bool apply) {
   const TaskRequest& r = job_.groups[group].request;
   TaskPlacement task;
   task.group = group;
@@ -232,7 +234,10 @@ bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& do
       task.gpus.push_back({gpu, 1000, cluster_.gpu(gpu).memory});
     }
   }
-  cluster_.Allocate(task);
+  if (apply) {
+    cluster_.Allocate(task);
+    ++applied_;
+  }
   out_.push_back(std::move(task));
   return true;
 }
@@ -241,13 +246,14 @@ void Attempt::Undo(std::size_t mark) {
   while (out_.size() > mark) {
     cluster_.Release(out_.back());
     out_.pop_back();
+    --applied_;
   }
 }
 
 bool Attempt::PlaceGang(const Domain& domain) {
   const std::size_t mark = out_.size();
   // Largest tasks first: they have the fewest places to go.
-  std::vector<std::int32_t> order(job_.groups.size());
+  std::vector<std::int32_t> order(job_.groups.size());  // small: one entry per task group
   for (std::size_t g = 0; g < order.size(); ++g) order[g] = static_cast<std::int32_t>(g);
   std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
     return job_.groups[a].request.gpu_milli > job_.groups[b].request.gpu_milli;
@@ -336,7 +342,8 @@ bool Attempt::Run() {
   }
   bool placed = false;
   if (job_.single_task()) {
-    placed = PlaceGang(Domain{options_.within_level, options_.within_group, kAllGpus});
+    // One task: nothing else must see it, so it is not applied at all.
+    placed = PlaceTask(0, 0, Domain{options_.within_level, options_.within_group, kAllGpus}, false);
   } else {
     const model::TopologyConstraint& topology = job_.topology;
     for (int l = 0; l < model::kTopologyLevels && !placed; ++l) {
@@ -350,7 +357,7 @@ bool Attempt::Run() {
     }
   }
   // The caller binds the placement through its Statement; leave the cluster as found.
-  for (std::size_t i = out_.size(); i > mark; --i) cluster_.Release(out_[i - 1]);
+  for (std::size_t i = out_.size(); applied_ > 0 && i > mark; --i, --applied_) cluster_.Release(out_[i - 1]);
   return placed;
 }
 

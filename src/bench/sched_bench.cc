@@ -1,0 +1,251 @@
+#include "bench/sched_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/random.h"
+#include "sched/registry.h"
+#include "sched/scheduler.h"
+#include "simkit/synthetic_workload.h"
+#include "spec/cluster_yaml.h"
+
+namespace tessera::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  if (values.empty()) return 0;
+  const auto index = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double PeakRssMb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
+// Four organisations of four teams, guarantees splitting the cluster evenly.
+model::QueueTree BenchQueues(std::int64_t gpu_milli, std::vector<model::QueueId>& leaves) {
+  std::vector<model::QueueSpec> specs;
+  for (int org = 0; org < 4; ++org) {
+    specs.push_back({"org" + std::to_string(org), gpu_milli / 4, model::kUnlimited, 1.0});
+    for (int team = 0; team < 4; ++team) {
+      specs.push_back({"org" + std::to_string(org) + "/team" + std::to_string(team), gpu_milli / 16, model::kUnlimited, 1.0});
+    }
+  }
+  model::QueueTree tree = *model::QueueTree::Build(specs);
+  for (const model::Queue& q : tree.queues()) {
+    if (q.children.empty() && q.id != tree.root()) leaves.push_back(q.id);
+  }
+  return tree;
+}
+
+class Bench {
+ public:
+  explicit Bench(const SchedBenchOptions& options) : options_(options) {
+    spec::ClusterShape shape;
+    shape.nodes = static_cast<std::int32_t>(options.gpus / options.gpus_per_node);
+    shape.gpus_per_node = options.gpus_per_node;
+    shape.nodes_per_leaf = options.nodes_per_leaf;
+    shape.leaves_per_spine = options.leaves_per_spine;
+    nodes_ = spec::GenerateNodes(shape);
+  }
+
+  sched::SchedulerState FreshState() {
+    model::Cluster cluster = *model::Cluster::Build(nodes_);
+    leaves_.clear();
+    model::QueueTree queues = BenchQueues(cluster.capacity().gpu_milli, leaves_);
+    return sched::SchedulerState(std::move(cluster), std::move(queues));
+  }
+
+  void SubmitMix(sched::SchedulerState& state, std::size_t count, std::uint64_t seed, Time now) {
+    for (auto& g : simkit::GenerateWorkload(count, leaves_, simkit::SyntheticMix{}, seed)) state.Submit(std::move(g.job), now);
+  }
+
+  double SinglePlacementsPerSecond() {
+    sched::SchedulerState state = FreshState();
+    const std::int64_t gpus = state.cluster().capacity().gpu_milli / 1000;
+    for (std::int64_t i = 0; i < gpus; ++i) {
+      model::Job job;
+      job.name = "single-" + std::to_string(i);
+      job.queue = leaves_[static_cast<std::size_t>(i) % leaves_.size()];
+      model::TaskGroup group;
+      group.name = "main";
+      group.request.gpu_milli = 1000;
+      job.groups.push_back(group);
+      state.Submit(std::move(job), 0);
+    }
+    sched::SchedulerConfig config;
+    config.actions = {"allocate"};
+    config.reservation = "none";
+    auto scheduler = sched::Scheduler::Create(config);
+    sched::NullBinder binder;
+    const auto start = Clock::now();
+    const sched::CycleResult result = scheduler->RunCycle(state, 0, binder);
+    const double seconds = SecondsSince(start);
+    return static_cast<double>(result.placed) / seconds;
+  }
+
+  void Cycle(double& first_ms, double& steady_ms, SchedBenchResult& result) {
+    sched::SchedulerState state = FreshState();
+    SubmitMix(state, static_cast<std::size_t>(options_.pending), options_.seed, 0);
+    auto scheduler = sched::Scheduler::Create(sched::SchedulerConfig{});
+    sched::NullBinder binder;
+    auto start = Clock::now();
+    const sched::CycleResult cycle = scheduler->RunCycle(state, 0, binder);
+    first_ms = SecondsSince(start) * 1e3;
+    result.cycle_placed = cycle.placed;
+    result.cycle_fill = static_cast<double>(state.cluster().allocated().gpu_milli) /
+                        static_cast<double>(state.cluster().capacity().gpu_milli);
+    result.waiting_by_reason.clear();
+    for (const sched::Outcome& o : cycle.outcomes) {
+      if (state.job(o.job).state == model::JobState::kPending) {
+        const std::string why = sched::Explain(o, state);
+        ++result.waiting_by_reason[why.substr(0, why.find(':', 9))];
+      }
+    }
+    start = Clock::now();
+    scheduler->RunCycle(state, 60, binder);
+    steady_ms = SecondsSince(start) * 1e3;
+  }
+
+  // Gang decisions on a cluster held near `fill`.
+  void GangDecisions(std::vector<double>& micros, double& fit_ratio, double& fill) {
+    sched::SchedulerState state = FreshState();
+    sched::SchedulerConfig config;
+    config.actions = {"allocate"};
+    config.reservation = "none";
+    auto scheduler = sched::Scheduler::Create(config);
+    auto plugins = sched::BuildPlugins(config);
+    sched::NullBinder binder;
+    const double capacity = static_cast<double>(state.cluster().capacity().gpu_milli);
+    std::uint64_t seed = options_.seed;
+    while (static_cast<double>(state.cluster().allocated().gpu_milli) < options_.fill * capacity) {
+      SubmitMix(state, 512, ++seed, 0);
+      scheduler->RunCycle(state, 0, binder);
+      for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled);
+    }
+    model::Job gang;
+    gang.name = "gang-64";
+    gang.queue = leaves_.front();
+    model::TaskGroup group;
+    group.name = "worker";
+    group.replicas = group.min_replicas = 8;
+    group.request.gpu_milli = 8000;
+    gang.groups.push_back(group);
+    gang.topology = {model::TopologyLevel::kLeaf, true};
+
+    Rng rng(options_.seed);
+    std::vector<model::TaskPlacement> out;
+    int fits = 0;
+    double fill_sum = 0;
+    for (int sample = 0; sample < options_.gang_samples; ++sample) {
+      out.clear();
+      const auto start = Clock::now();
+      const bool placed = plugins->placement->Place(gang, state.cluster(), sched::PlaceOptions{}, out);
+      micros.push_back(SecondsSince(start) * 1e6);
+      fits += placed ? 1 : 0;
+      fill_sum += static_cast<double>(state.cluster().allocated().gpu_milli) / capacity;
+      // Perturb: one job ends, new work arrives and is scheduled.
+      const auto& running = state.jobs().running();
+      state.Finish(running[static_cast<std::size_t>(rng.Uniform(0, static_cast<std::int64_t>(running.size()) - 1))],
+                   model::JobState::kSucceeded);
+      SubmitMix(state, 1, ++seed, sample);
+      scheduler->RunCycle(state, sample, binder);
+      for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled);
+    }
+    fit_ratio = static_cast<double>(fits) / options_.gang_samples;
+    fill = fill_sum / options_.gang_samples;
+  }
+
+ private:
+  const SchedBenchOptions& options_;
+  std::vector<model::NodeSpec> nodes_;
+  std::vector<model::QueueId> leaves_;
+};
+
+}  // namespace
+
+SchedBenchResult RunSchedBench(const SchedBenchOptions& options) {
+  Bench bench(options);
+  SchedBenchResult result;
+  result.nodes = options.gpus / options.gpus_per_node;
+  result.gpus = result.nodes * options.gpus_per_node;
+  result.pending = options.pending;
+  std::vector<double> single, first, steady, p50, p99, fit, fill;
+  for (int run = 0; run < options.runs; ++run) {
+    single.push_back(bench.SinglePlacementsPerSecond());
+    double first_ms = 0, steady_ms = 0;
+    bench.Cycle(first_ms, steady_ms, result);
+    first.push_back(first_ms);
+    steady.push_back(steady_ms);
+  }
+  std::vector<double> micros;
+  double fit_ratio = 0, filled = 0;
+  bench.GangDecisions(micros, fit_ratio, filled);
+  result.single_gpu_placements_per_s = Median(single);
+  result.cycle_ms = Median(first);
+  result.steady_cycle_ms = Median(steady);
+  result.gang_decision_p50_us = Percentile(micros, 0.50);
+  result.gang_decision_p99_us = Percentile(micros, 0.99);
+  result.gang_fit_ratio = fit_ratio;
+  result.fill_achieved = filled;
+  result.peak_rss_mb = PeakRssMb();
+  return result;
+}
+
+std::string ToJson(const SchedBenchResult& r) {
+  nlohmann::json j = {
+      {"nodes", r.nodes},
+      {"gpus", r.gpus},
+      {"pending", r.pending},
+      {"single_gpu_placements_per_s", r.single_gpu_placements_per_s},
+      {"gang_decision_p50_us", r.gang_decision_p50_us},
+      {"gang_decision_p99_us", r.gang_decision_p99_us},
+      {"gang_fit_ratio", r.gang_fit_ratio},
+      {"fill_during_gang_samples", r.fill_achieved},
+      {"cycle_ms", r.cycle_ms},
+      {"cycle_placed_jobs", r.cycle_placed},
+      {"cycle_fill", r.cycle_fill},
+      {"waiting_by_reason", r.waiting_by_reason},
+      {"steady_cycle_ms", r.steady_cycle_ms},
+      {"peak_rss_mb", r.peak_rss_mb},
+  };
+  return j.dump(2);
+}
+
+std::string ToText(const SchedBenchResult& r) {
+  char text[1024];
+  std::snprintf(text, sizeof text,
+                "cluster: %lld nodes, %lld GPUs; %lld pending jobs (Philly-like mix)\n"
+                "single-GPU placements/s : %.0f\n"
+                "64-GPU leaf gang (p50)  : %.1f us   (p99 %.1f us; fit in %.0f%% of samples at %.0f%% full)\n"
+                "full cycle              : %.1f ms   (%lld jobs started, cluster %.0f%% allocated)\n"
+                "steady-state cycle      : %.1f ms\n"
+                "peak RSS                : %.0f MB\n",
+                static_cast<long long>(r.nodes), static_cast<long long>(r.gpus), static_cast<long long>(r.pending),
+                r.single_gpu_placements_per_s, r.gang_decision_p50_us, r.gang_decision_p99_us, 100 * r.gang_fit_ratio,
+                100 * r.fill_achieved, r.cycle_ms, static_cast<long long>(r.cycle_placed), 100 * r.cycle_fill, r.steady_cycle_ms,
+                r.peak_rss_mb);
+  return text;
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,31 @@
+// tessera bench sched: the scale benchmark of the scheduling core
+// (bench/sched_bench.h says what is measured).
+#include <cstdio>
+
+#include "bench/sched_bench.h"
+#include "cli/commands.h"
+
+namespace tessera::cli {
+
+void AddBenchCommand(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "Scale benchmarks (run on purpose, never in the test suite)");
+  bench->require_subcommand(1);
+  auto options = std::make_shared<bench::SchedBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto* sched = bench->add_subcommand("sched", "Placements/s, gang decision latency and cycle time of the core");
+  sched->add_option("--gpus", options->gpus, "GPUs in the generated cluster")->capture_default_str();
+  sched->add_option("--gpus-per-node", options->gpus_per_node)->capture_default_str();
+  sched->add_option("--nodes-per-leaf", options->nodes_per_leaf)->capture_default_str();
+  sched->add_option("--pending", options->pending, "pending jobs in the Philly-like mix")->capture_default_str();
+  sched->add_option("--fill", options->fill, "cluster fill for the gang samples")->capture_default_str();
+  sched->add_option("--gang-samples", options->gang_samples)->capture_default_str();
+  sched->add_option("--runs", options->runs, "repetitions; medians are reported")->capture_default_str();
+  sched->add_option("--seed", options->seed)->capture_default_str();
+  sched->add_flag("--json", *json, "print one JSON object");
+  sched->callback([options, json] {
+    const bench::SchedBenchResult result = bench::RunSchedBench(*options);
+    std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
+  });
+}
+
+}  // namespace tessera::cli
