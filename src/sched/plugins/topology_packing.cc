@@ -28,6 +28,24 @@ struct Domain {
   bool single_node() const { return level == TopologyLevel::kNode || gpu_mask != kAllGpus; }
 };
 
+// The domains a gang is tried in, tightest first. An NVLink domain inside a
+// node is tighter than the node; one spanning a rack of nodes (NVL72) sits
+// between the node and the leaf.
+enum class Tier { kLocalNvlink, kNode, kRackNvlink, kLeaf, kSpine, kCluster };
+constexpr int kTiers = 6;
+
+TopologyLevel LevelOf(Tier tier) {
+  switch (tier) {
+    case Tier::kLocalNvlink:
+    case Tier::kRackNvlink: return TopologyLevel::kNvlink;
+    case Tier::kNode: return TopologyLevel::kNode;
+    case Tier::kLeaf: return TopologyLevel::kLeaf;
+    case Tier::kSpine: return TopologyLevel::kSpine;
+    case Tier::kCluster: return TopologyLevel::kCluster;
+  }
+  return TopologyLevel::kCluster;
+}
+
 // Takes `count` GPUs from `free`, preferring to stay inside one of `masks`
 // (best fit: the mask with the fewest free GPUs that holds them all).
 std::uint64_t TakeFrom(std::uint64_t free, int count, const std::vector<std::uint64_t>& masks) {
@@ -72,7 +90,9 @@ class Attempt {
   const Node* BestInBuckets(const TaskRequest& r, int gpus, const Domain& domain) const;
   GpuId PickSharedGpu(const TaskRequest& r, const Domain& domain) const;
   std::uint64_t PickGpus(const Node& node, int count, std::uint64_t allowed) const;
-  std::vector<Domain> Candidates(TopologyLevel level) const;
+  std::vector<Domain> Candidates(Tier tier) const;
+  bool Allowed(Tier tier) const;
+  bool RackWithinConstraint(std::int32_t group) const;
   void Undo(std::size_t mark);
 
   template <typename Fn>
@@ -274,42 +294,41 @@ bool Attempt::PlaceGang(const Domain& domain) {
   return true;
 }
 
-// Domains of `level` that may hold the gang, best fit first.
-std::vector<Domain> Attempt::Candidates(TopologyLevel level) const {
+// Domains of a tier that may hold the gang, best fit first.
+std::vector<Domain> Attempt::Candidates(Tier tier) const {
   std::vector<Domain> domains;
+  const TopologyLevel level = LevelOf(tier);
   if (need_whole_ > cluster_.max_domain_gpus(level)) return domains;
   if (options_.within_level != TopologyLevel::kCluster) {
-    if (level == options_.within_level) domains.push_back({level, options_.within_group, kAllGpus});
+    if (level == options_.within_level && tier != Tier::kLocalNvlink) {
+      domains.push_back({level, options_.within_group, kAllGpus});
+    }
     return domains;
   }
-  if (level == TopologyLevel::kCluster) return {Domain{}};
-  const TaskRequest& biggest = job_.groups.front().request;  // only its model matters here
-  const bool local_nvlink = level == TopologyLevel::kNvlink;
-  if (level == TopologyLevel::kNode || local_nvlink) {
-    // Nodes with enough free GPUs, fewest first.
+  if (tier == Tier::kCluster) return {Domain{}};
+  if (tier == Tier::kLocalNvlink || tier == Tier::kNode) {
+    // Nodes with enough free GPUs, fewest first; for NVLink, the domain on
+    // the node with the fewest free GPUs that holds the gang.
     TaskRequest probe;
-    probe.model = biggest.model;
+    probe.model = job_.groups.front().request.model;
     for (int k = static_cast<int>(need_whole_); k <= cluster_.max_gpus_per_node(); ++k) {
       ForEachPool(probe, [&](const model::PoolIndex& pool) {
         for (NodeId id : pool.buckets[k]) {
           if (static_cast<int>(domains.size()) >= max_domain_tries_) return;
           const Node& node = cluster_.node(id);
           if (options_.excluded_nodes && (*options_.excluded_nodes)[id.index()]) continue;
-          if (!local_nvlink) {
+          if (tier == Tier::kNode) {
             domains.push_back({level, id.value(), kAllGpus});
-            continue;
-          }
-          if (node.nvlink_group >= 0) continue;  // multi-node domains are ranked below
-          const std::uint64_t mask = TakeFrom(node.free_mask, static_cast<int>(need_whole_), node.nvlink_masks);
-          if (mask) {
-            for (std::uint64_t m : node.nvlink_masks) {
-              if ((mask & m) == mask) domains.push_back({level, id.value(), m});
+          } else if (node.nvlink_group < 0) {  // a rack-wide domain is its own tier
+            const std::uint64_t free = TakeFrom(node.free_mask, static_cast<int>(need_whole_), node.nvlink_masks);
+            for (std::uint64_t mask : node.nvlink_masks) {
+              if (free && (free & mask) == free) domains.push_back({level, id.value(), mask});
             }
           }
         }
       });
     }
-    if (!local_nvlink) return domains;
+    return domains;
   }
   // Node groups: rank by the histogram of free GPUs per node.
   std::vector<std::pair<std::int64_t, std::int32_t>> ranked;  // (free GPUs, group)
@@ -321,12 +340,37 @@ std::vector<Domain> Attempt::Candidates(TopologyLevel level) const {
       if (biggest_task_ > 0) big_tasks += std::int64_t{n} * (k / biggest_task_);
     }
     if (free < need_whole_ || big_tasks < biggest_count_) continue;
+    if (tier == Tier::kRackNvlink && !RackWithinConstraint(g)) continue;
     ranked.emplace_back(free, g);
   }
   const std::size_t keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(max_domain_tries_));
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end());
   for (std::size_t i = 0; i < keep; ++i) domains.push_back({level, ranked[i].second, kAllGpus});
   return domains;
+}
+
+// A rack-wide NVLink domain may serve a leaf or spine constraint only if it
+// lies inside one domain of that level.
+bool Attempt::RackWithinConstraint(std::int32_t group) const {
+  const TopologyLevel level = job_.topology.level;
+  if (level == TopologyLevel::kNvlink || level == TopologyLevel::kCluster || !job_.topology.required) return true;
+  const auto& nodes = cluster_.Group(TopologyLevel::kNvlink, group).nodes;
+  const std::int32_t first = cluster_.GroupOf(nodes.front(), level);
+  return std::all_of(nodes.begin(), nodes.end(), [&](NodeId n) { return cluster_.GroupOf(n, level) == first; });
+}
+
+// May the gang be placed in a tier under its topology constraint?
+bool Attempt::Allowed(Tier tier) const {
+  const TopologyLevel limit = job_.topology.level;
+  switch (tier) {
+    case Tier::kLocalNvlink: return true;
+    case Tier::kNode: return limit >= TopologyLevel::kNode;
+    case Tier::kRackNvlink: return limit == TopologyLevel::kNvlink || limit >= TopologyLevel::kLeaf;
+    case Tier::kLeaf: return limit >= TopologyLevel::kLeaf;
+    case Tier::kSpine: return limit >= TopologyLevel::kSpine;
+    case Tier::kCluster: return limit == TopologyLevel::kCluster || !job_.topology.required;  // preferred: then anywhere
+  }
+  return false;
 }
 
 bool Attempt::Run() {
@@ -341,17 +385,17 @@ bool Attempt::Run() {
     if (size == biggest_task_) biggest_count_ += g.min_replicas;
   }
   bool placed = false;
-  if (job_.single_task()) {
+  // A lone task satisfies any level from the node up by itself; inside one
+  // NVLink domain only if its GPUs are chosen so, which the level loop does.
+  const bool nvlink_required = job_.topology.required && job_.topology.level == TopologyLevel::kNvlink;
+  if (job_.single_task() && !nvlink_required) {
     // One task: nothing else must see it, so it is not applied at all.
     placed = PlaceTask(0, 0, Domain{options_.within_level, options_.within_group, kAllGpus}, false);
   } else {
-    const model::TopologyConstraint& topology = job_.topology;
-    for (int l = 0; l < model::kTopologyLevels && !placed; ++l) {
-      const auto level = static_cast<TopologyLevel>(l);
-      const bool past_constraint = level > topology.level;
-      if (past_constraint && topology.required) break;
-      if (past_constraint && level != TopologyLevel::kCluster) continue;  // preferred: then anywhere
-      for (const Domain& domain : Candidates(level)) {
+    for (int t = 0; t < kTiers && !placed; ++t) {
+      const auto tier = static_cast<Tier>(t);
+      if (!Allowed(tier)) continue;
+      for (const Domain& domain : Candidates(tier)) {
         if ((placed = PlaceGang(domain))) break;
       }
     }
