@@ -34,7 +34,8 @@ std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nod
                                                                           cluster.gpu(node.first_gpu).memory / std::max<std::int64_t>(r.gpu_memory, 1));
     const std::int64_t by_cpu = r.cpu_milli > 0 ? node.cpu_milli / r.cpu_milli : kUnlimited;
     const std::int64_t by_mem = r.memory > 0 ? node.memory / r.memory : kUnlimited;
-    tasks += std::min({by_gpu, by_cpu, by_mem});
+    // Saturates: a task that asks nothing fits kUnlimited times on every node.
+    tasks = std::min(kUnlimited, tasks + std::min({by_gpu, by_cpu, by_mem}));
   }
   return tasks;
 }
@@ -84,15 +85,22 @@ Status CheckTask(const Cluster& cluster, const TaskRequest& r, std::size_t group
 Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<GpuModelId>& models) {
   const TopologyLevel level = job.topology.level;
   if (!job.topology.required || level == TopologyLevel::kCluster) return Status::Ok();
-  const bool local_nvlink = level == TopologyLevel::kNvlink && cluster.GroupCount(level) == 0;
-  const std::int32_t domains = local_nvlink ? static_cast<std::int32_t>(cluster.nodes().size()) : cluster.GroupCount(level);
-  const auto nodes_of = [&](std::int32_t d) -> std::vector<NodeId> {
-    if (local_nvlink || level == TopologyLevel::kNode) return {NodeId(d)};
-    return cluster.Group(level, d).nodes;
-  };
+  // The domains: the level's node groups, then single nodes. For kNode every
+  // node; for kNvlink every node outside a multi-node group, whose NVLink
+  // domains are inside it (a cluster may mix NVL racks and NVSwitch nodes).
+  const std::int32_t groups = level == TopologyLevel::kNode ? 0 : cluster.GroupCount(level);
+  std::vector<NodeId> single_nodes;
+  for (const Node& node : cluster.nodes()) {
+    if (level == TopologyLevel::kNode || (level == TopologyLevel::kNvlink && node.nvlink_group < 0)) {
+      single_nodes.push_back(node.id);
+    }
+  }
+  const std::int32_t domains = groups + static_cast<std::int32_t>(single_nodes.size());
   std::int64_t largest_domain_gpus = 0;
   for (std::int32_t d = 0; d < domains; ++d) {
-    const std::vector<NodeId> nodes = nodes_of(d);
+    const bool local_nvlink = level == TopologyLevel::kNvlink && d >= groups;
+    const std::vector<NodeId> nodes = d < groups ? cluster.Group(level, d).nodes
+                                                 : std::vector<NodeId>{single_nodes[d - groups]};
     bool fits = true;
     for (std::size_t g = 0; g < job.groups.size() && fits; ++g) {
       TaskRequest r = job.groups[g].request;
@@ -106,13 +114,14 @@ Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<G
       }
       fits = tasks >= job.groups[g].min_replicas;
     }
-    if (fits) return Status::Ok();
     std::int64_t gpus = 0;
     for (NodeId n : nodes) gpus += cluster.node(n).gpu_count;
     if (local_nvlink) {
       gpus = 0;
       for (std::uint64_t mask : cluster.node(nodes[0]).nvlink_masks) gpus = std::max<std::int64_t>(gpus, std::popcount(mask));
     }
+    // Each group fitting alone is not enough: together they need the domain's GPUs too.
+    if (fits && job.MinRequest().gpu_milli <= gpus * 1000) return Status::Ok();
     largest_domain_gpus = std::max(largest_domain_gpus, gpus);
   }
   const std::string name(ToString(level));

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "base/quantity.h"
+
 namespace tessera::model {
 
 QueueId QueueTree::Add(std::string path, QueueId parent) {
@@ -75,8 +77,8 @@ Result<QueueTree> QueueTree::Build(const std::vector<QueueSpec>& specs) {
       q->guaranteed_milli = children;
     } else if (children > q->guaranteed_milli) {
       return InvalidArgument("queue '" + q->path + "': its children are guaranteed " +
-                             std::to_string(children / 1000) + " GPUs, more than its own guarantee of " +
-                             std::to_string(q->guaranteed_milli / 1000));
+                             FormatMilli(children) + " GPUs, more than its own guarantee of " +
+                             FormatMilli(q->guaranteed_milli));
     }
   }
   return tree;

@@ -1,0 +1,294 @@
+#include "spec/job_yaml.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "base/quantity.h"
+#include "model/feasibility.h"
+#include "spec/yaml_util.h"
+
+namespace tessera::spec {
+namespace {
+
+constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMinInt32 = std::numeric_limits<std::int32_t>::min();
+constexpr std::size_t kQueuesListed = 20;
+
+std::string KnownQueues(const model::QueueTree& queues) {
+  std::string names;
+  std::size_t listed = 0;
+  for (const model::Queue& q : queues.queues()) {
+    if (q.id == queues.root()) continue;
+    if (listed++ == kQueuesListed) {
+      names += ", ...";
+      break;
+    }
+    names += (names.empty() ? "" : ", ") + q.path;
+  }
+  return names;
+}
+
+// A duration that must be above zero (walltime, checkpoint interval).
+Status ReadPositiveDuration(const YamlMap& map, std::string_view key, Seconds* out) {
+  TESSERA_RETURN_IF_ERROR(map.ReadDuration(key, out));
+  if (*out <= 0 && map.Has(key)) return map.Get(key)->Error("must be longer than zero");
+  return Status::Ok();
+}
+
+// Reads a string field that must be one of `choices`.
+Result<std::string> ReadChoice(const YamlValue& value, std::initializer_list<std::string_view> choices) {
+  Result<std::string> text = value.String();
+  if (!text.ok()) return text;
+  std::string list;
+  for (std::string_view choice : choices) {
+    if (choice == *text) return text;
+    list += (list.empty() ? "" : ", ") + std::string(choice);
+  }
+  return value.Error("'" + *text + "' is not one of: " + list);
+}
+
+class JobParser {
+ public:
+  JobParser(std::string_view source, const model::Cluster& cluster, const model::QueueTree& queues)
+      : source_(source), cluster_(cluster), queues_(queues) {}
+
+  Result<model::Job> Parse(const YamlValue& document) {
+    Result<YamlMap> top = ReadDocument(document, "Job");
+    if (!top.ok()) return top.status();
+    model::Job job;
+    Result<YamlValue> metadata = top->Get("metadata");
+    if (!metadata.ok()) return metadata.status();
+    TESSERA_RETURN_IF_ERROR(ParseMetadata(*metadata, job));
+    TESSERA_RETURN_IF_ERROR(ParseSpec(*top->Get("spec"), job));
+
+    // Feasibility names the field at fault; give it that field's position.
+    const Status feasible = model::CheckFeasible(job, cluster_, queues_);
+    if (!feasible.ok()) {
+      const std::string& message = feasible.message();
+      const std::string path = message.substr(0, message.find(": "));
+      const YamlValue at = ResolvePath(document, path);
+      return Status(feasible.code(), FormatWhere(source_, at.mark()) + ": job " + job.name + ": " + message);
+    }
+    for (model::TaskGroup& group : job.groups) {
+      if (!group.request.gpu_model.empty()) group.request.model = cluster_.FindModel(group.request.gpu_model);
+    }
+    return job;
+  }
+
+ private:
+  Status ParseMetadata(const YamlValue& value, model::Job& job) {
+    Result<YamlMap> meta = YamlMap::Read(value, {"name", "queue"}, {"name"});
+    if (!meta.ok()) return meta.status();
+    TESSERA_RETURN_IF_ERROR(meta->ReadDnsLabel("name", &job.name));
+    std::string queue = "default";
+    TESSERA_RETURN_IF_ERROR(meta->ReadString("queue", &queue));
+    job.queue = queues_.Find(queue);
+    if (!job.queue.valid() || job.queue == queues_.root()) {
+      const std::string reason = "unknown queue '" + queue + "'; known queues: " + KnownQueues(queues_);
+      if (!meta->Has("queue")) return MissingDefaultQueue(*meta, reason);
+      return meta->Get("queue")->Error(StatusCode::kNotFound, reason);
+    }
+    return Status::Ok();
+  }
+
+  static Status MissingDefaultQueue(const YamlMap& meta, const std::string& reason) {
+    return YamlValue(meta.value().node(), meta.value().source(), meta.value().FieldPath("queue"),
+                     meta.value().mark())
+        .Error(StatusCode::kNotFound, reason + " (a job without metadata.queue goes to 'default')");
+  }
+
+  Status ParseSpec(const YamlValue& value, model::Job& job) {
+    Result<YamlMap> spec = YamlMap::Read(value,
+                                         {"priority", "preemptible", "walltime", "tasks", "topology", "checkpoint",
+                                          "restart", "dependsOn"},
+                                         {"tasks"});
+    if (!spec.ok()) return spec.status();
+    TESSERA_RETURN_IF_ERROR(spec->ReadInt("priority", &job.priority, kMinInt32, kMaxInt32));
+    TESSERA_RETURN_IF_ERROR(spec->ReadBool("preemptible", &job.preemptible));
+    TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*spec, "walltime", &job.walltime));
+
+    const YamlValue tasks_value = *spec->Get("tasks");
+    Result<std::vector<YamlValue>> tasks = tasks_value.Items();
+    if (!tasks.ok()) return tasks.status();
+    if (tasks->empty()) return tasks_value.Error("a job needs at least one task");
+    std::map<std::string, YAML::Mark> task_names;
+    for (const YamlValue& task : *tasks) {
+      Result<model::TaskGroup> group = ParseTask(task, task_names);
+      if (!group.ok()) return group.status();
+      job.groups.push_back(std::move(*group));
+    }
+
+    if (const std::optional<YamlValue> topology = spec->Find("topology")) {
+      Result<YamlMap> map = YamlMap::Read(*topology, {"level", "mode"}, {"level"});
+      if (!map.ok()) return map.status();
+      Result<std::string> level = ReadChoice(*map->Get("level"), {"nvlink-domain", "node", "leaf", "spine", "cluster"});
+      if (!level.ok()) return level.status();
+      job.topology.level = *model::ParseTopologyLevel(*level);  // every choice above is a level
+      if (const std::optional<YamlValue> mode = map->Find("mode")) {
+        Result<std::string> text = ReadChoice(*mode, {"required", "preferred"});
+        if (!text.ok()) return text.status();
+        job.topology.required = *text == "required";
+      }
+    }
+    if (const std::optional<YamlValue> checkpoint = spec->Find("checkpoint")) {
+      Result<YamlMap> map = YamlMap::Read(*checkpoint, {"interval"}, {"interval"});
+      if (!map.ok()) return map.status();
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "interval", &job.checkpoint_interval));
+    }
+    if (const std::optional<YamlValue> restart = spec->Find("restart")) {
+      Result<YamlMap> map = YamlMap::Read(*restart, {"maxRestarts"});
+      if (!map.ok()) return map.status();
+      TESSERA_RETURN_IF_ERROR(map->ReadInt("maxRestarts", &job.max_restarts, 0, kMaxInt32));
+    }
+    if (const std::optional<YamlValue> depends = spec->Find("dependsOn")) {
+      Result<std::vector<YamlValue>> items = depends->Items();
+      if (!items.ok()) return items.status();
+      for (const YamlValue& item : *items) {
+        Result<YamlMap> map = YamlMap::Read(item, {"job", "when"}, {"job"});
+        if (!map.ok()) return map.status();
+        model::Dependency dependency;
+        TESSERA_RETURN_IF_ERROR(map->ReadDnsLabel("job", &dependency.job_name));
+        if (dependency.job_name == job.name) return map->Get("job")->Error("a job cannot depend on itself");
+        if (const std::optional<YamlValue> when = map->Find("when")) {
+          Result<std::string> text = ReadChoice(*when, {"succeeded", "ended"});
+          if (!text.ok()) return text.status();
+          dependency.when = *text == "ended" ? model::Dependency::When::kEnded : model::Dependency::When::kSucceeded;
+        }
+        job.depends_on.push_back(std::move(dependency));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Result<model::TaskGroup> ParseTask(const YamlValue& value, std::map<std::string, YAML::Mark>& names) {
+    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command"}, {"name"});
+    if (!task.ok()) return task.status();
+    model::TaskGroup group;
+    TESSERA_RETURN_IF_ERROR(task->ReadDnsLabel("name", &group.name));
+    const YamlValue name_value = *task->Get("name");
+    if (auto [it, inserted] = names.emplace(group.name, name_value.mark()); !inserted) {
+      return name_value.Error("task name '" + group.name + "' is used twice in this job (first at " +
+                              FormatWhere(source_, it->second) + ")");
+    }
+    TESSERA_RETURN_IF_ERROR(task->ReadInt("replicas", &group.replicas, 1, kMaxInt32));
+    group.min_replicas = group.replicas;
+    TESSERA_RETURN_IF_ERROR(task->ReadInt("minReplicas", &group.min_replicas, 1, kMaxInt32));
+    if (group.min_replicas > group.replicas) {
+      return task->Get("minReplicas")
+          ->Error("must not exceed replicas (" + std::to_string(group.replicas) + "), got " +
+                  std::to_string(group.min_replicas));
+    }
+    if (const std::optional<YamlValue> resources = task->Find("resources")) {
+      Result<model::TaskRequest> request = ParseResources(*resources);
+      if (!request.ok()) return request.status();
+      group.request = std::move(*request);
+    }
+    TESSERA_RETURN_IF_ERROR(task->ReadStringList("command", &group.command));
+    return group;
+  }
+
+  static Result<model::TaskRequest> ParseResources(const YamlValue& value) {
+    Result<YamlMap> res = YamlMap::Read(value, {"gpus", "gpuMemory", "cpus", "memory", "gpuModel"});
+    if (!res.ok()) return res.status();
+    model::TaskRequest r;
+    TESSERA_RETURN_IF_ERROR(res->ReadMilli("gpus", &r.gpu_milli));
+    TESSERA_RETURN_IF_ERROR(res->ReadBytes("gpuMemory", &r.gpu_memory));
+    TESSERA_RETURN_IF_ERROR(res->ReadMilli("cpus", &r.cpu_milli));
+    TESSERA_RETURN_IF_ERROR(res->ReadBytes("memory", &r.memory));
+    TESSERA_RETURN_IF_ERROR(res->ReadString("gpuModel", &r.gpu_model));
+    if (r.gpu_milli > 1000 && r.gpu_milli % 1000 != 0) {
+      return res->Get("gpus")->Error(FormatMilli(r.gpu_milli) + " GPUs: above one GPU, ask for whole GPUs");
+    }
+    if (r.fractional() && !res->Has("gpuMemory")) {
+      return res->Get("gpus")->Error("a fraction of a GPU needs gpuMemory, the memory cap on the shared GPU");
+    }
+    if (res->Has("gpuMemory")) {
+      if (r.gpu_milli == 0) return res->Get("gpuMemory")->Error("gpuMemory is memory on a GPU, but gpus is 0");
+      if (r.gpu_memory <= 0) return res->Get("gpuMemory")->Error("must be positive");
+    }
+    if (res->Has("gpuModel") && r.gpu_milli == 0) {
+      return res->Get("gpuModel")->Error("gpuModel names the GPU to use, but gpus is 0");
+    }
+    return r;
+  }
+
+  std::string_view source_;
+  const model::Cluster& cluster_;
+  const model::QueueTree& queues_;
+};
+
+// A dependency cycle among the jobs of one file would leave all of them
+// pending forever. Returns the job names around a cycle, or an empty list.
+std::vector<std::string> FindCycle(const std::vector<model::Job>& jobs) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < jobs.size(); ++i) index[jobs[i].name] = i;
+  enum class Mark { kNew, kActive, kDone };
+  std::vector<Mark> marks(jobs.size(), Mark::kNew);
+  std::vector<std::string> stack;
+  std::vector<std::string> cycle;
+  const auto visit = [&](auto&& self, std::size_t i) -> bool {
+    marks[i] = Mark::kActive;
+    stack.push_back(jobs[i].name);
+    for (const model::Dependency& d : jobs[i].depends_on) {
+      const auto it = index.find(d.job_name);
+      if (it == index.end()) continue;  // a job submitted earlier or elsewhere
+      if (marks[it->second] == Mark::kActive) {
+        const auto from = std::find(stack.begin(), stack.end(), d.job_name);
+        cycle.assign(from, stack.end());
+        cycle.push_back(d.job_name);
+        return true;
+      }
+      if (marks[it->second] == Mark::kNew && self(self, it->second)) return true;
+    }
+    stack.pop_back();
+    marks[i] = Mark::kDone;
+    return false;
+  };
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (marks[i] == Mark::kNew && visit(visit, i)) break;
+  }
+  return cycle;
+}
+
+Result<std::vector<model::Job>> Parse(std::string_view text, std::string_view source, const model::Cluster& cluster,
+                                      const model::QueueTree& queues) {
+  Result<std::vector<YamlValue>> documents = LoadYamlDocuments(text, source);
+  if (!documents.ok()) return documents.status();
+  if (documents->empty()) return InvalidArgument(std::string(source) + ": no Job documents found");
+  JobParser parser(source, cluster, queues);
+  std::vector<model::Job> jobs;
+  std::map<std::string, std::string> defined;  // job name -> where
+  std::vector<YamlValue> where;               // each job's document
+  for (const YamlValue& document : *documents) {
+    Result<model::Job> job = parser.Parse(document);
+    if (!job.ok()) return job.status();
+    const YamlValue name = ResolvePath(document, "metadata.name");
+    if (auto [it, inserted] = defined.emplace(job->name, FormatWhere(source, name.mark())); !inserted) {
+      return name.Error("job '" + job->name + "' is defined twice in this file (first at " + it->second + ")");
+    }
+    jobs.push_back(std::move(*job));
+    where.push_back(document);
+  }
+  if (const std::vector<std::string> cycle = FindCycle(jobs); !cycle.empty()) {
+    std::string chain;
+    for (const std::string& name : cycle) chain += (chain.empty() ? "'" : " -> '") + name + "'";
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].name == cycle.front()) {
+        return ResolvePath(where[i], "spec.dependsOn").Error("jobs depend on each other in a cycle: " + chain);
+      }
+    }
+  }
+  return jobs;
+}
+
+}  // namespace
+
+Result<std::vector<model::Job>> ParseJobYaml(std::string_view text, std::string_view source,
+                                             const model::Cluster& cluster, const model::QueueTree& queues) {
+  return CatchYaml(source, [&] { return Parse(text, source, cluster, queues); });
+}
+
+}  // namespace tessera::spec
