@@ -246,17 +246,7 @@ Result<model::NodeSpec> ParseNode(const YamlValue& value) {
 }
 
 Result<std::vector<model::NodeSpec>> ParseCluster(std::string_view text, std::string_view source) {
-  Result<YamlValue> document = LoadSingleDocument(text, source, "Cluster");
-  if (!document.ok()) return document.status();
-  Result<YamlMap> top = ReadDocument(*document, "Cluster");
-  if (!top.ok()) return top.status();
-  if (const std::optional<YamlValue> metadata = top->Find("metadata")) {
-    Result<YamlMap> meta = YamlMap::Read(*metadata, {"name"});
-    if (!meta.ok()) return meta.status();
-    std::string name;
-    TESSERA_RETURN_IF_ERROR(meta->ReadString("name", &name));
-  }
-  Result<YamlMap> spec = YamlMap::Read(*top->Get("spec"), {"generate", "nodes"});
+  Result<YamlMap> spec = LoadSingleDocumentSpec(text, source, "Cluster", {"generate", "nodes"});
   if (!spec.ok()) return spec.status();
   if (!spec->Has("generate") && !spec->Has("nodes")) {
     return spec->value().Error("a Cluster lists its nodes (nodes), generates them (generate), or both");

@@ -29,17 +29,7 @@ std::string QueueNamedIn(const std::string& message) {
 }
 
 Result<std::vector<model::QueueSpec>> Parse(std::string_view text, std::string_view source) {
-  Result<YamlValue> document = LoadSingleDocument(text, source, "QueueTree");
-  if (!document.ok()) return document.status();
-  Result<YamlMap> top = ReadDocument(*document, "QueueTree");
-  if (!top.ok()) return top.status();
-  if (const std::optional<YamlValue> metadata = top->Find("metadata")) {
-    Result<YamlMap> meta = YamlMap::Read(*metadata, {"name"});
-    if (!meta.ok()) return meta.status();
-    std::string name;
-    TESSERA_RETURN_IF_ERROR(meta->ReadString("name", &name));
-  }
-  Result<YamlMap> spec = YamlMap::Read(*top->Get("spec"), {"queues"}, {"queues"});
+  Result<YamlMap> spec = LoadSingleDocumentSpec(text, source, "QueueTree", {"queues"}, {"queues"});
   if (!spec.ok()) return spec.status();
   const YamlValue queues_value = *spec->Get("queues");
   Result<std::vector<YamlValue>> items = queues_value.Items();

@@ -397,4 +397,22 @@ YamlValue ResolvePath(const YamlValue& root, std::string_view path) {
   return current;
 }
 
+Result<YamlMap> LoadSingleDocumentSpec(std::string_view text, std::string_view source, std::string_view kind,
+                                       std::initializer_list<std::string_view> allowed,
+                                       std::initializer_list<std::string_view> required) {
+  Result<YamlValue> document = LoadSingleDocument(text, source, kind);
+  if (!document.ok()) return document.status();
+  Result<YamlMap> top = ReadDocument(*document, kind);
+  if (!top.ok()) return top.status();
+  if (const std::optional<YamlValue> metadata = top->Find("metadata")) {
+    Result<YamlMap> meta = YamlMap::Read(*metadata, {"name"});
+    if (!meta.ok()) return meta.status();
+    std::string name;
+    TESSERA_RETURN_IF_ERROR(meta->ReadString("name", &name));
+  }
+  Result<YamlValue> spec = top->Get("spec");
+  if (!spec.ok()) return spec.status();
+  return YamlMap::Read(*spec, allowed, required);
+}
+
 }  // namespace tessera::spec

@@ -12,7 +12,8 @@
 // typed readers. All yaml-cpp exceptions stop here: LoadYamlDocuments turns
 // syntax errors into InvalidArgument, and CatchYaml guards whole parsers.
 //
-// This header is internal to src/spec; its public headers do not expose yaml-cpp.
+// Used by the spec parsers and by the scenario format (src/simkit); the spec
+// layer's public headers do not expose yaml-cpp.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -149,6 +150,12 @@ Result<std::vector<YamlValue>> LoadYamlDocuments(std::string_view text, std::str
 
 // The one document of a single-document file (Cluster, QueueTree).
 Result<YamlValue> LoadSingleDocument(std::string_view text, std::string_view source, std::string_view kind);
+
+// Loads the one document of `kind` (Cluster, QueueTree), checks its metadata
+// (only `name`), and reads its spec mapping with the given keys.
+Result<YamlMap> LoadSingleDocumentSpec(std::string_view text, std::string_view source, std::string_view kind,
+                                       std::initializer_list<std::string_view> allowed,
+                                       std::initializer_list<std::string_view> required = {});
 
 // Checks a document's apiVersion (tessera/v1) and kind, then its top-level keys
 // (apiVersion, kind, metadata, spec; spec required), and returns the mapping.
