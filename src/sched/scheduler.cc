@@ -55,6 +55,13 @@ std::string Explain(const Outcome& outcome, const SchedulerState& state) {
       return "waiting: non-preemptible jobs must stay within the guarantee of queue '" + queue().path + "' (" +
              FormatMilli(queue().guaranteed_milli) + " GPUs)";
     case WaitReason::kDependency:
+      if (outcome.detail < 0) {  // a name no job has (yet): it may still be submitted
+        for (const model::Dependency& dep : state.job(outcome.job).depends_on) {
+          if (!state.jobs().FindByName(dep.job_name).valid()) {
+            return "waiting: depends on job '" + dep.job_name + "', which has not been submitted";
+          }
+        }
+      }
       return "waiting: depends on job '" + job_name(outcome.detail) + "'";
     case WaitReason::kDependencyFailed:
       return "never: depends on job '" + job_name(outcome.detail) + "', which did not succeed";

@@ -1,5 +1,7 @@
 #include "sched/statement.h"
 
+#include <unordered_set>
+
 namespace tessera::sched {
 
 std::string_view ToString(EvictReason reason) {
@@ -9,8 +11,9 @@ std::string_view ToString(EvictReason reason) {
 Statement::~Statement() { RollbackTo(0); }
 
 void Statement::Bind(model::JobId job, std::vector<model::TaskPlacement> placements) {
+  const model::Job& before = state_.job(job);
+  log_.push_back(Op{Op::Kind::kBind, job, {}, EvictReason::kPreempt, {}, before.start_time, before.last_checkpoint});
   state_.Bind(job, std::move(placements), now_);
-  log_.push_back(Op{Op::Kind::kBind, job, {}, EvictReason::kPreempt, {}, 0, 0});
 }
 
 void Statement::Evict(model::JobId victim, model::JobId preemptor, EvictReason reason) {
@@ -27,16 +30,24 @@ void Statement::RollbackTo(Checkpoint mark) {
       state_.Unbind(op.job);
     } else {
       state_.Bind(op.job, std::move(op.placements), op.start_time);
-      state_.job(op.job).last_checkpoint = op.last_checkpoint;
     }
+    state_.job(op.job).start_time = op.start_time;
+    state_.job(op.job).last_checkpoint = op.last_checkpoint;
     log_.pop_back();
   }
 }
 
 void Statement::Commit(Binder& binder) {
-  // Evictions first: a preemptor's bind depends on its victims being gone.
+  // Evictions first: a preemptor's bind depends on its victims being gone. A
+  // job bound and evicted within this statement never started: the binder
+  // hears of neither.
+  std::unordered_set<model::JobId> bound_here;
   for (const Op& op : log_) {
-    if (op.kind == Op::Kind::kEvict) binder.Evict(state_.job(op.job), state_.job(op.preemptor), op.reason);
+    if (op.kind == Op::Kind::kBind) {
+      bound_here.insert(op.job);
+    } else if (!bound_here.contains(op.job)) {
+      binder.Evict(state_.job(op.job), state_.job(op.preemptor), op.reason);
+    }
   }
   for (const Op& op : log_) {
     // A job bound and later evicted within the same statement is not running.

@@ -36,7 +36,7 @@ class Statement {
     model::JobId job;
     model::JobId preemptor;
     EvictReason reason = EvictReason::kPreempt;
-    // For an eviction: what the victim held and its runtime fields, to restore it.
+    // What the job held (evictions) and its runtime fields before the op.
     std::vector<model::TaskPlacement> placements;
     Time start_time = 0;
     Time last_checkpoint = 0;

@@ -1,0 +1,171 @@
+#include "sched/plugins/hierarchical_quota.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tessera::sched {
+namespace {
+
+// orgA (guaranteed 8, limit 12) -> teamA (4), teamB (4, limit 6)
+// orgB (guaranteed 8)           -> x (4), y (4)
+class HierarchicalQuotaTest : public ::testing::Test {
+ protected:
+  HierarchicalQuotaTest()
+      : queues_(*model::QueueTree::Build({{"orgA", 8000, 12000, 1.0},
+                                          {"orgA/teamA", 4000, model::kUnlimited, 1.0},
+                                          {"orgA/teamB", 4000, 6000, 1.0},
+                                          {"orgB", 8000, model::kUnlimited, 1.0},
+                                          {"orgB/x", 4000, model::kUnlimited, 1.0},
+                                          {"orgB/y", 4000, model::kUnlimited, 1.0}})) {}
+
+  model::QueueId Q(const std::string& path) const {
+    const model::QueueId id = queues_.Find(path);
+    EXPECT_TRUE(id.valid()) << path;
+    return id;
+  }
+  void Charge(const std::string& path, std::int64_t gpu_milli) { queues_.Charge(Q(path), {gpu_milli, 0, 0, 0}, +1); }
+  model::Job Job(const std::string& path, std::int64_t gpus, bool preemptible = true, std::int32_t replicas = 1,
+                 std::int32_t min_replicas = 1) const {
+    model::Job job;
+    job.queue = Q(path);
+    job.preemptible = preemptible;
+    model::TaskGroup group;
+    group.replicas = replicas;
+    group.min_replicas = min_replicas;
+    group.request.gpu_milli = gpus * 1000;
+    job.groups.push_back(group);
+    return job;
+  }
+
+  HierarchicalQuota quota_;
+  model::QueueTree queues_;
+};
+
+// --- Admit ----------------------------------------------------------------
+
+TEST_F(HierarchicalQuotaTest, AdmitsWithinGuarantee) {
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamA", 4), queues_).has_value());
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamA", 4, /*preemptible=*/false), queues_).has_value());
+}
+
+TEST_F(HierarchicalQuotaTest, DeniesAtTheLeafLimit) {
+  Charge("orgA/teamB", 4000);
+  const auto denial = quota_.Admit(Job("orgA/teamB", 3), queues_);  // 7 > limit 6
+  ASSERT_TRUE(denial.has_value());
+  EXPECT_EQ(denial->kind, Denial::Kind::kQueueLimit);
+  EXPECT_EQ(denial->queue, Q("orgA/teamB"));
+  // Exactly at the limit is allowed.
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamB", 2), queues_).has_value());
+}
+
+TEST_F(HierarchicalQuotaTest, DeniesAtAnAncestorLimitAndNamesIt) {
+  Charge("orgA/teamB", 6000);
+  Charge("orgA/teamA", 4000);  // orgA holds 10 of its limit 12
+  const auto denial = quota_.Admit(Job("orgA/teamA", 3), queues_);
+  ASSERT_TRUE(denial.has_value());
+  EXPECT_EQ(denial->kind, Denial::Kind::kQueueLimit);
+  EXPECT_EQ(denial->queue, Q("orgA"));
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamA", 2), queues_).has_value());
+}
+
+TEST_F(HierarchicalQuotaTest, CountsOnlyTheMinimumGang) {
+  Charge("orgA/teamB", 4000);
+  // 4 replicas of 1 GPU would pass the limit of 6, the minimum of 2 does not.
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamB", 1, true, /*replicas=*/4, /*min_replicas=*/2), queues_).has_value());
+  EXPECT_TRUE(quota_.Admit(Job("orgA/teamB", 1, true, 4, 3), queues_).has_value());
+}
+
+TEST_F(HierarchicalQuotaTest, DeniesNonPreemptibleBeyondItsOwnGuarantee) {
+  Charge("orgA/teamA", 2000);
+  const auto denial = quota_.Admit(Job("orgA/teamA", 3, /*preemptible=*/false), queues_);
+  ASSERT_TRUE(denial.has_value());
+  EXPECT_EQ(denial->kind, Denial::Kind::kNonPreemptibleOverGuarantee);
+  EXPECT_EQ(denial->queue, Q("orgA/teamA"));
+  // Up to the guarantee is fine.
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamA", 2, false), queues_).has_value());
+}
+
+TEST_F(HierarchicalQuotaTest, DeniesNonPreemptibleBeyondAnAncestorsGuarantee) {
+  Charge("orgA/teamB", 6000);  // teamB borrows; orgA holds 6 of its guaranteed 8
+  // teamA itself stays within 4, but orgA would reach 10 > 8.
+  const auto denial = quota_.Admit(Job("orgA/teamA", 4, /*preemptible=*/false), queues_);
+  ASSERT_TRUE(denial.has_value());
+  EXPECT_EQ(denial->kind, Denial::Kind::kNonPreemptibleOverGuarantee);
+  EXPECT_EQ(denial->queue, Q("orgA"));
+}
+
+TEST_F(HierarchicalQuotaTest, AdmitsPreemptibleJobsThatBorrow) {
+  Charge("orgA/teamA", 4000);
+  // teamA at its guarantee, orgA at 4 of 8: a preemptible job may borrow.
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamA", 4), queues_).has_value());
+  // orgB/x may borrow far beyond its guarantee: no limit anywhere on its path.
+  EXPECT_FALSE(quota_.Admit(Job("orgB/x", 16), queues_).has_value());
+}
+
+// --- MayReclaim -------------------------------------------------------------
+
+TEST_F(HierarchicalQuotaTest, ReclaimsFromASiblingOverItsGuarantee) {
+  Charge("orgA/teamB", 6000);  // 2 over
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, NeverReclaimsWithinTheSameQueue) {
+  Charge("orgA/teamB", 6000);
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamB", 1), Job("orgA/teamB", 2), queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, NeverReclaimsBetweenAncestorAndDescendant) {
+  Charge("orgA/teamB", 6000);
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA", 1), Job("orgA/teamB", 2), queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, NeverReclaimsANonPreemptibleVictim) {
+  Charge("orgA/teamB", 6000);
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2, /*preemptible=*/false), queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, NoReclaimWhenTheVictimBranchIsAtItsGuarantee) {
+  Charge("orgA/teamB", 4000);
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));
+  Charge("orgA/teamB", 1000);  // now one over
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, NoReclaimWhenThePreemptorWouldPassItsGuarantee) {
+  Charge("orgA/teamB", 6000);
+  Charge("orgA/teamA", 3000);
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));  // 5 > 4
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 1), Job("orgA/teamB", 2), queues_));   // 4 = 4
+}
+
+TEST_F(HierarchicalQuotaTest, AcrossOrgsTheBranchBelowTheRootDecides) {
+  // teamB is exactly at its guarantee, but orgA as a whole borrows.
+  Charge("orgA/teamA", 6000);
+  Charge("orgA/teamB", 4000);
+  const model::Job victim = Job("orgA/teamB", 2);
+  // From another org the victim's branch is orgA (10 > 8): reclaim.
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgB/x", 2), victim, queues_));
+  // From its sibling the branch is teamB (4 = 4): no reclaim.
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), victim, queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, ThePreemptorsWholePathUpToTheAncestorMustStayWithinGuarantee) {
+  Charge("orgA/teamA", 10000);  // orgA borrows 2
+  Charge("orgB/y", 6000);       // orgB holds 6 of 8, all in y
+  // x itself would hold 3 of 4, but orgB would hold 9 of 8.
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgB/x", 3), Job("orgA/teamA", 2), queues_));
+  // 2 GPUs keep orgB at its guarantee of 8.
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgB/x", 2), Job("orgA/teamA", 2), queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, SiblingReclaimIgnoresAncestorsAboveTheCommonAncestor) {
+  // orgA borrows overall, so a path check up to the root would fail; the
+  // preemptor's path is only checked up to orgA, the common ancestor.
+  Charge("orgA/teamB", 6000);
+  Charge("orgA/teamA", 3000);  // orgA at 9 > 8
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 1), Job("orgA/teamB", 1), queues_));
+}
+
+}  // namespace
+}  // namespace tessera::sched

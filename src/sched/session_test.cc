@@ -1,0 +1,191 @@
+#include "sched/session.h"
+#include "sched/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sched/registry.h"
+#include "sched/test_fixtures.h"
+
+namespace tessera::sched {
+namespace {
+
+using fixtures::MakeCluster;
+using fixtures::MakeJob;
+using model::JobId;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Two sibling queues qa and qb, each guaranteed half of a 16-GPU cluster.
+class SessionTest : public ::testing::Test {
+ protected:
+  SessionTest()
+      : state_(MakeCluster(2, 8), *model::QueueTree::Build({{"qa", 8000, model::kUnlimited, 1.0},
+                                                             {"qb", 8000, model::kUnlimited, 1.0}})),
+        plugins_(std::move(BuildPlugins(config_)).value()),
+        qa_(state_.queues().Find("qa")),
+        qb_(state_.queues().Find("qb")) {}
+
+  JobId Submit(const std::string& name, model::QueueId queue, std::int32_t priority, Time at) {
+    return state_.Submit(MakeJob({.name = name, .gpu_milli = 1000, .priority = priority, .queue = queue}), at);
+  }
+  void Charge(model::QueueId queue, std::int64_t gpu_milli) {
+    state_.queues().Charge(queue, {gpu_milli, 0, 0, 0}, +1);
+  }
+  // Names of the whole stream, in order, without placing anything.
+  static std::vector<std::string> Drain(Session& session) {
+    std::vector<std::string> names;
+    while (const auto id = session.NextPending()) names.push_back(session.state().job(*id).name);
+    return names;
+  }
+  static const Outcome* OutcomeOf(Session& session, JobId job) {
+    for (const Outcome& o : session.result().outcomes) {
+      if (o.job == job) return &o;
+    }
+    return nullptr;
+  }
+
+  SchedulerConfig config_;
+  SchedulerState state_;
+  Plugins plugins_;
+  model::QueueId qa_, qb_;
+};
+
+TEST_F(SessionTest, HigherPriorityFirstRegardlessOfQueueShare) {
+  Charge(qb_, 8000);  // qb holds half the cluster, qa nothing
+  Submit("qa-low", qa_, 0, 0);
+  Submit("qb-low", qb_, 0, 1);
+  Submit("qb-high", qb_, 10, 2);
+  Session session(state_, plugins_, config_, 100);
+  EXPECT_THAT(Drain(session), ElementsAre("qb-high", "qa-low", "qb-low"));
+}
+
+TEST_F(SessionTest, WithinAPriorityTheQueueWithTheLowerShareGoesFirst) {
+  Charge(qa_, 4000);
+  Submit("qa-1", qa_, 0, 0);
+  Submit("qb-1", qb_, 0, 1);
+  Session session(state_, plugins_, config_, 100);
+  EXPECT_THAT(Drain(session), ElementsAre("qb-1", "qa-1"));
+}
+
+TEST_F(SessionTest, EqualSharesFallBackToQueueOrderThenJobOrder) {
+  Submit("qb-1", qb_, 0, 0);
+  Submit("qa-2", qa_, 0, 2);
+  Submit("qa-1", qa_, 0, 1);
+  Session session(state_, plugins_, config_, 100);
+  // No usage anywhere: qa (the lower id) keeps winning; FIFO inside it.
+  EXPECT_THAT(Drain(session), ElementsAre("qa-1", "qa-2", "qb-1"));
+}
+
+TEST_F(SessionTest, SharesAreReevaluatedAfterEveryPlacement) {
+  const JobId qa1 = Submit("qa-1", qa_, 0, 0);
+  Submit("qa-2", qa_, 0, 1);
+  const JobId qb1 = Submit("qb-1", qb_, 0, 2);
+  Submit("qb-2", qb_, 0, 3);
+  Session session(state_, plugins_, config_, 100);
+  std::vector<std::string> order;
+  while (const auto id = session.NextPending()) {
+    order.push_back(state_.job(*id).name);
+    EXPECT_TRUE(session.TryPlace(*id));
+  }
+  // Placing qa-1 raises qa's share, so qb goes next; then they are even again.
+  EXPECT_THAT(order, ElementsAre("qa-1", "qb-1", "qa-2", "qb-2"));
+  EXPECT_EQ(state_.job(qa1).state, model::JobState::kRunning);
+  EXPECT_EQ(state_.job(qb1).state, model::JobState::kRunning);
+  EXPECT_EQ(session.result().placed, 4);
+}
+
+TEST_F(SessionTest, PendingDependencyWaitsAndIsNotStreamed) {
+  const JobId prep = Submit("prep", qa_, 0, 0);
+  model::Job train = MakeJob({.name = "train", .queue = qa_});
+  train.depends_on.push_back({"prep", model::Dependency::When::kSucceeded});
+  const JobId train_id = state_.Submit(std::move(train), 1);
+  Session session(state_, plugins_, config_, 100);
+  const Outcome* outcome = OutcomeOf(session, train_id);
+  ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->verdict, Verdict::kNotNow);
+  EXPECT_EQ(outcome->reason, WaitReason::kDependency);
+  EXPECT_EQ(outcome->detail, prep.value());
+  EXPECT_THAT(Drain(session), ElementsAre("prep"));
+}
+
+TEST_F(SessionTest, DependencyOnAnUnknownJobWaitsAndSaysSo) {
+  model::Job train = MakeJob({.name = "train", .queue = qa_});
+  train.depends_on.push_back({"not-yet-submitted", model::Dependency::When::kSucceeded});
+  const JobId train_id = state_.Submit(std::move(train), 1);
+  Session session(state_, plugins_, config_, 100);
+  const Outcome* outcome = OutcomeOf(session, train_id);
+  ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->reason, WaitReason::kDependency);
+  EXPECT_EQ(Explain(*outcome, state_), "waiting: depends on job 'not-yet-submitted', which has not been submitted");
+}
+
+TEST_F(SessionTest, SucceededDependencyLetsTheJobThrough) {
+  const JobId prep = Submit("prep", qa_, 0, 0);
+  model::Job train = MakeJob({.name = "train", .queue = qa_});
+  train.depends_on.push_back({"prep", model::Dependency::When::kSucceeded});
+  const JobId train_id = state_.Submit(std::move(train), 1);
+  state_.Finish(prep, model::JobState::kSucceeded);
+  Session session(state_, plugins_, config_, 100);
+  EXPECT_EQ(OutcomeOf(session, train_id), nullptr);
+  EXPECT_THAT(Drain(session), ElementsAre("train"));
+}
+
+TEST_F(SessionTest, FailedDependencyIsNever) {
+  const JobId prep = Submit("prep", qa_, 0, 0);
+  model::Job train = MakeJob({.name = "train", .queue = qa_});
+  train.depends_on.push_back({"prep", model::Dependency::When::kSucceeded});
+  const JobId train_id = state_.Submit(std::move(train), 1);
+  model::Job cleanup = MakeJob({.name = "cleanup", .queue = qa_});
+  cleanup.depends_on.push_back({"prep", model::Dependency::When::kEnded});
+  state_.Submit(std::move(cleanup), 2);
+  state_.Finish(prep, model::JobState::kFailed);
+  Session session(state_, plugins_, config_, 100);
+  const Outcome* outcome = OutcomeOf(session, train_id);
+  ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->verdict, Verdict::kNever);
+  EXPECT_EQ(outcome->reason, WaitReason::kDependencyFailed);
+  EXPECT_EQ(outcome->detail, prep.value());
+  // A dependency on the job merely ending is satisfied.
+  EXPECT_THAT(Drain(session), ElementsAre("cleanup"));
+}
+
+TEST_F(SessionTest, InfeasibleJobIsRecordedNeverAndNotStreamed) {
+  Submit("fits", qa_, 0, 0);
+  const JobId huge = state_.Submit(MakeJob({.name = "huge", .gpu_milli = 16'000, .queue = qa_}), 1);
+  ASSERT_FALSE(state_.job(huge).never_reason.empty());
+  Session session(state_, plugins_, config_, 100);
+  const Outcome* outcome = OutcomeOf(session, huge);
+  ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->verdict, Verdict::kNever);
+  EXPECT_EQ(outcome->reason, WaitReason::kInfeasible);
+  EXPECT_THAT(Drain(session), ElementsAre("fits"));
+  EXPECT_THAT(session.waiting(), IsEmpty());  // never is not a candidate for preemption
+}
+
+TEST_F(SessionTest, NeverReasonSetLaterAlsoKeepsTheJobOut) {
+  const JobId id = Submit("doomed", qb_, 5, 0);
+  state_.job(id).never_reason = "operator says no";
+  Session session(state_, plugins_, config_, 100);
+  const Outcome* outcome = OutcomeOf(session, id);
+  ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->verdict, Verdict::kNever);
+  EXPECT_THAT(Drain(session), IsEmpty());
+}
+
+TEST_F(SessionTest, UncommittedPlacementsAreRolledBackWithTheSession) {
+  const JobId id = Submit("qa-1", qa_, 0, 0);
+  {
+    Session session(state_, plugins_, config_, 100);
+    ASSERT_TRUE(session.TryPlace(id));
+    EXPECT_EQ(state_.job(id).state, model::JobState::kRunning);
+  }
+  EXPECT_EQ(state_.job(id).state, model::JobState::kPending);
+  EXPECT_EQ(state_.cluster().allocated().gpu_milli, 0);
+}
+
+}  // namespace
+}  // namespace tessera::sched
