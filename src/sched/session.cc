@@ -42,7 +42,7 @@ bool Session::Eligible(Job& job) {
       return false;
     }
     if (!ended) {
-      Record(job.id, Verdict::kNotNow, WaitReason::kDependency, other.value());
+      Record(job.id, Verdict::kNotNow, WaitReason::kDependency, other.valid() ? other.value() : -1);
       return false;
     }
   }
