@@ -118,8 +118,7 @@ class Bench {
     result.waiting_by_reason.clear();
     for (const sched::Outcome& o : cycle.outcomes) {
       if (state.job(o.job).state == model::JobState::kPending) {
-        const std::string why = sched::Explain(o, state);
-        ++result.waiting_by_reason[why.substr(0, why.find(':', 9))];
+        ++result.waiting_by_reason[std::string(sched::ToString(o.reason))];
       }
     }
     start = Clock::now();

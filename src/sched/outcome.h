@@ -28,6 +28,8 @@ enum class WaitReason {
   kInfeasible,        // never: see the job's never_reason
 };
 
+std::string_view ToString(WaitReason reason);  // "capacity", "queue-limit", ...
+
 struct Outcome {
   model::JobId job;
   Verdict verdict = Verdict::kNotNow;

@@ -21,6 +21,20 @@ std::string_view ToString(Verdict verdict) {
   return "?";
 }
 
+std::string_view ToString(WaitReason reason) {
+  switch (reason) {
+    case WaitReason::kNone: return "none";
+    case WaitReason::kCapacity: return "capacity";
+    case WaitReason::kReservation: return "reservation";
+    case WaitReason::kQueueLimit: return "queue-limit";
+    case WaitReason::kOverGuarantee: return "over-guarantee";
+    case WaitReason::kDependency: return "dependency";
+    case WaitReason::kDependencyFailed: return "dependency-failed";
+    case WaitReason::kInfeasible: return "infeasible";
+  }
+  return "?";
+}
+
 Session::Session(SchedulerState& state, Plugins& plugins, const SchedulerConfig& config, Time now)
     : state_(state), plugins_(plugins), config_(config), now_(now), statement_(state, now),
       subtree_share_(state.queues().queues().size(), std::numeric_limits<double>::quiet_NaN()),
@@ -114,18 +128,23 @@ std::optional<JobId> Session::NextPending() {
   return std::nullopt;
 }
 
-bool Session::TryPlace(JobId id, const PlaceOptions& options) {
+bool Session::FindPlacement(JobId id, const PlaceOptions& options) {
   const Job& job = state_.job(id);
   const std::uint64_t key = job.ShapeFingerprint() ^ (options.excluded_nodes ? 0x8000000000000000ULL : 0);
   if (failed_shapes_.contains(key)) return false;
   scratch_.clear();
-  if (!plugins_.placement->Place(job, state_.cluster(), options, scratch_)) {
-    failed_shapes_.insert(key);
-    return false;
-  }
+  if (plugins_.placement->Place(job, state_.cluster(), options, scratch_)) return true;
+  failed_shapes_.insert(key);
+  return false;
+}
+
+bool Session::TryPlace(JobId id, const PlaceOptions& options) {
+  if (!FindPlacement(id, options)) return false;
   Bind(id, std::move(scratch_));
   return true;
 }
+
+bool Session::Fits(JobId id, const PlaceOptions& options) { return FindPlacement(id, options); }
 
 void Session::Bind(JobId job, std::vector<model::TaskPlacement> placements) {
   statement_.Bind(job, std::move(placements));

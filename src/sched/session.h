@@ -50,6 +50,8 @@ class Session {
   // shapes that did not fit so identical requests fail in O(1) until
   // something is evicted.
   bool TryPlace(model::JobId job, const PlaceOptions& options = {});
+  // Would `job` fit now? Like TryPlace, but binds nothing.
+  bool Fits(model::JobId job, const PlaceOptions& options = {});
   // Evicts through the statement and records it; forgets failed shapes.
   void Evict(model::JobId victim, model::JobId preemptor, EvictReason reason);
   void ForgetFailures() { failed_shapes_.clear(); }
@@ -74,6 +76,8 @@ class Session {
     std::size_t begin, end;  // entries of one priority, grouped by queue
     std::vector<std::pair<std::size_t, std::size_t>> queues;  // [cursor, end) per queue
   };
+  // The placement for `job` in scratch_, or false (remembering the shape).
+  bool FindPlacement(model::JobId job, const PlaceOptions& options);
   void BuildStream();
   bool Eligible(model::Job& job);  // dependencies and feasibility; records when not
   bool QueueBefore(model::QueueId a, model::QueueId b);

@@ -26,9 +26,10 @@ class Backfill final : public Action {
       if (session.TryPlace(*id, ends_in_time ? PlaceOptions{} : around)) {
         session.Record(*id, Verdict::kPlaced, WaitReason::kNone);
         session.result().outcomes.back().backfilled = true;
+      } else if (!ends_in_time && session.Fits(*id)) {
+        session.Record(*id, Verdict::kNotNow, WaitReason::kReservation, reservation->job.value());
       } else {
-        session.Record(*id, Verdict::kNotNow, ends_in_time ? WaitReason::kCapacity : WaitReason::kReservation,
-                       reservation ? reservation->job.value() : -1);
+        session.Record(*id, Verdict::kNotNow, WaitReason::kCapacity);
       }
     }
   }
