@@ -76,16 +76,25 @@ void Session::BuildStream() {
     return order.Before(x, y);
   });
   for (std::size_t i = 0; i < stream_.size();) {
-    Band band{i, i, {}};
+    const std::size_t begin = i;
     const std::int32_t priority = state_.job(stream_[i]).priority;
-    while (i < stream_.size() && state_.job(stream_[i]).priority == priority) {
-      const std::size_t start = i;
-      const QueueId queue = state_.job(stream_[i]).queue;
-      while (i < stream_.size() && state_.job(stream_[i]).priority == priority && state_.job(stream_[i]).queue == queue) ++i;
-      band.queues.emplace_back(start, i);
+    while (i < stream_.size() && state_.job(stream_[i]).priority == priority) ++i;
+    bands_.push_back(Band{begin, i});
+  }
+}
+
+void Session::EnterBand(const Band& band) {
+  const model::QueueTree& queues = state_.queues();
+  cursor_.assign(queues.queues().size(), {0, 0});
+  remaining_.assign(queues.queues().size(), 0);
+  for (std::size_t i = band.begin; i < band.end;) {
+    const QueueId queue = state_.job(stream_[i]).queue;
+    const std::size_t start = i;
+    while (i < band.end && state_.job(stream_[i]).queue == queue) ++i;
+    cursor_[queue.index()] = {start, i};
+    for (QueueId q = queue; q.valid(); q = queues.queue(q).parent) {
+      remaining_[q.index()] += static_cast<std::int64_t>(i - start);
     }
-    band.end = i;
-    bands_.push_back(std::move(band));
   }
 }
 
@@ -104,26 +113,44 @@ void Session::ForgetShares(QueueId queue) {
   }
 }
 
-// Compares siblings below the common ancestor; a queue that is itself the
-// ancestor competes with its own jobs' usage.
-bool Session::QueueBefore(QueueId a, QueueId b) {
-  const model::QueueTree& queues = state_.queues();
-  const QueueId lca = queues.CommonAncestor(a, b);
-  const double sa = a == lca ? Share(a, true) : Share(queues.ChildToward(lca, a), false);
-  const double sb = b == lca ? Share(b, true) : Share(queues.ChildToward(lca, b), false);
-  return std::tie(sa, a) < std::tie(sb, b);
-}
-
+// Descends the queue tree: at each level the child subtree with the smallest
+// fair-share key goes next, a queue's own jobs competing as one more child
+// with their own usage; ties go to the queue's own jobs, then to the lower
+// queue id. Shares are cached, so a pick costs a few comparisons per level,
+// whatever the number of queues.
 std::optional<JobId> Session::NextPending() {
+  const model::QueueTree& queues = state_.queues();
   while (band_ < bands_.size()) {
-    Band& band = bands_[band_];
-    std::pair<std::size_t, std::size_t>* best = nullptr;
-    for (auto& range : band.queues) {
-      if (range.first == range.second) continue;
-      if (!best || QueueBefore(state_.job(stream_[range.first]).queue, state_.job(stream_[best->first]).queue)) best = &range;
+    if (!band_entered_) {
+      EnterBand(bands_[band_]);
+      band_entered_ = true;
     }
-    if (best) return stream_[best->first++];
-    ++band_;
+    if (remaining_[queues.root().index()] == 0) {
+      ++band_;
+      band_entered_ = false;
+      continue;
+    }
+    QueueId at = queues.root();
+    while (true) {
+      const auto& own = cursor_[at.index()];
+      bool found = own.first < own.second;
+      double best_share = found ? Share(at, true) : 0;
+      QueueId best;  // invalid: the queue's own jobs
+      for (QueueId child : queues.queue(at).children) {
+        if (remaining_[child.index()] == 0) continue;
+        const double share = Share(child, false);
+        if (!found || share < best_share) {
+          best = child;
+          best_share = share;
+          found = true;
+        }
+      }
+      if (!best.valid()) break;
+      at = best;
+    }
+    const JobId job = stream_[cursor_[at.index()].first++];
+    for (QueueId q = at; q.valid(); q = queues.queue(q).parent) --remaining_[q.index()];
+    return job;
   }
   return std::nullopt;
 }

@@ -73,14 +73,13 @@ class Session {
 
  private:
   struct Band {
-    std::size_t begin, end;  // entries of one priority, grouped by queue
-    std::vector<std::pair<std::size_t, std::size_t>> queues;  // [cursor, end) per queue
+    std::size_t begin, end;  // stream_ entries of one priority, grouped by queue
   };
   // The placement for `job` in scratch_, or false (remembering the shape).
   bool FindPlacement(model::JobId job, const PlaceOptions& options);
   void BuildStream();
+  void EnterBand(const Band& band);  // fills cursor_ and remaining_ for the band
   bool Eligible(model::Job& job);  // dependencies and feasibility; records when not
-  bool QueueBefore(model::QueueId a, model::QueueId b);
   double Share(model::QueueId queue, bool own);
   void ForgetShares(model::QueueId queue);  // its usage and its ancestors' changed
 
@@ -93,6 +92,11 @@ class Session {
   std::vector<model::JobId> stream_;
   std::vector<Band> bands_;
   std::size_t band_ = 0;
+  bool band_entered_ = false;
+  // Within the current band: per queue, its own jobs as [cursor, end) in
+  // stream_, and how many jobs remain in its whole subtree.
+  std::vector<std::pair<std::size_t, std::size_t>> cursor_;
+  std::vector<std::int64_t> remaining_;
   std::vector<std::size_t> waiting_;
   std::optional<model::JobId> head_;
   std::unordered_set<std::uint64_t> failed_shapes_;
