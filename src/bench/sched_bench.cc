@@ -163,13 +163,15 @@ class Bench {
       micros.push_back(SecondsSince(start) * 1e6);
       fits += placed ? 1 : 0;
       fill_sum += static_cast<double>(state.cluster().allocated().gpu_milli) / capacity;
-      // Perturb: one job ends, new work arrives and is scheduled.
+      // Perturb: one job ends, new work arrives until the cluster is back at `fill`.
       const auto& running = state.jobs().running();
       state.Finish(running[static_cast<std::size_t>(rng.Uniform(0, static_cast<std::int64_t>(running.size()) - 1))],
                    model::JobState::kSucceeded);
-      SubmitMix(state, 1, ++seed, sample);
-      scheduler->RunCycle(state, sample, binder);
-      for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled);
+      for (int tries = 0; tries < 16 && static_cast<double>(state.cluster().allocated().gpu_milli) < options_.fill * capacity; ++tries) {
+        SubmitMix(state, 1, ++seed, sample);
+        scheduler->RunCycle(state, sample, binder);
+        for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled);
+      }
     }
     fit_ratio = static_cast<double>(fits) / options_.gang_samples;
     fill = fill_sum / options_.gang_samples;
