@@ -10,6 +10,7 @@ namespace tessera::cli {
 void AddDemoCommand(CLI::App& app);
 void AddScenarioCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
+void AddSimCommand(CLI::App& app);
 
 // Exit codes shared by all commands (documented in README.md).
 inline constexpr int kExitOk = 0;

@@ -1,5 +1,5 @@
-// tessera: the one binary. This commands are the demonstration of the
-// scheduling core, the scenario runner and the benchmarks; the control plane
+// tessera: the one binary. Today: the demonstration of the scheduling core,
+// the scenario runner, the simulator and the benchmarks; the control plane
 // adds server, agent, up and the job commands.
 #include <CLI/CLI.hpp>
 
@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddDemoCommand(app);
   tessera::cli::AddScenarioCommand(app);
   tessera::cli::AddBenchCommand(app);
+  tessera::cli::AddSimCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -65,6 +65,9 @@ struct Job {
   bool preemptible = true;
   Seconds walltime = 0;             // the user's estimate; 0 when not given
   Seconds checkpoint_interval = 0;  // 0 when the job does not checkpoint
+  // The true run time, known only in simulation. Only plugins registered as
+  // oracles (docs/simulator.md) may read it; every other policy sees walltime.
+  Seconds oracle_duration = 0;
   TopologyConstraint topology;
   std::vector<TaskGroup> groups;
   std::vector<Dependency> depends_on;

@@ -10,7 +10,7 @@
 namespace tessera::sched {
 
 struct SchedulerConfig {
-  std::string job_order = "fifo";              // fifo | shortest-first
+  std::string job_order = "fifo";              // fifo | shortest-first | oracle-shortest-first (simulation)
   std::string queue_order = "drf";             // drf
   std::string admission = "quota";             // quota
   std::string placement = "topology-packing";  // topology-packing

@@ -20,6 +20,7 @@ const Factories<JobOrder>& JobOrders() {
   static const Factories<JobOrder> kFactories = {
       {"fifo", [](const SchedulerConfig&) { return std::make_unique<FifoOrder>(); }},
       {"shortest-first", [](const SchedulerConfig& c) { return std::make_unique<ShortestFirstOrder>(c.default_walltime); }},
+      {"oracle-shortest-first", [](const SchedulerConfig&) { return std::make_unique<OracleShortestFirstOrder>(); }},
   };
   return kFactories;
 }

@@ -17,6 +17,13 @@ class FifoOrder final : public JobOrder {
   bool Before(const model::Job& a, const model::Job& b) const override;
 };
 
+// oracle-shortest-first: the true duration (Job::oracle_duration), for the
+// simulator's SJF baseline. An oracle: no real scheduler knows it.
+class OracleShortestFirstOrder final : public JobOrder {
+ public:
+  bool Before(const model::Job& a, const model::Job& b) const override;
+};
+
 class ShortestFirstOrder final : public JobOrder {
  public:
   explicit ShortestFirstOrder(Seconds default_walltime) : default_walltime_(default_walltime) {}

@@ -1,0 +1,217 @@
+// tessera sim: replays a workload (Philly CSV, Tessera JSON lines, or a
+// synthetic mix) on a simulated cluster through the real scheduling core, and
+// writes summary.json, jobs.csv and timeseries.csv (docs/simulator.md).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "base/random.h"
+#include "cli/commands.h"
+#include "simkit/jsonl_trace.h"
+#include "simkit/philly_trace.h"
+#include "simkit/simulator.h"
+#include "simkit/summary.h"
+#include "simkit/synthetic_workload.h"
+#include "spec/cluster_yaml.h"
+
+namespace tessera::cli {
+namespace {
+
+struct SimArgs {
+  std::string workload;
+  std::string preset;
+  std::string cluster = "16 nodes x 8 GPUs";
+  std::string policy = "default";
+  double load = 1.0;
+  Seconds cycle_interval = 0;
+  std::uint64_t seed = 1;
+  double rate = 0.01;  // synthetic arrivals per second
+  std::string out;
+  bool quiet = false;
+};
+
+[[noreturn]] void Fail(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  throw CLI::RuntimeError(kExitBadInput);
+}
+
+// Policies by name, each a configuration of the one scheduling core.
+Result<sched::SchedulerConfig> PolicyConfig(const std::string& name) {
+  sched::SchedulerConfig config;
+  if (name == "default") return config;
+  config.reservation = "none";
+  config.actions = {"allocate"};
+  if (name == "fifo") return config;
+  if (name == "sjf") {
+    config.job_order = "oracle-shortest-first";
+    return config;
+  }
+  return InvalidArgument("--policy: unknown policy '" + name + "' (known: default, fifo, sjf)");
+}
+
+// Helios (Hu et al., SC'21): Philly Oct 1 - Nov 30 2017, 11 VCs in 8-GPU nodes.
+const std::map<std::string, std::int32_t>& HeliosVcNodes() {
+  static const std::map<std::string, std::int32_t> kNodes = {
+      {"6214e9", 64}, {"7f04ca", 32}, {"11cb48", 16}, {"b436b2", 64}, {"ee9e8c", 64}, {"e13805", 16},
+      {"6c71a0", 32}, {"2869ce", 16}, {"ed69ec", 8},  {"103959", 8},  {"0e4a51", 32}};
+  return kNodes;
+}
+
+simkit::Workload LoadWorkload(const SimArgs& args) {
+  const std::size_t colon = args.workload.find(':');
+  const std::string kind = args.workload.substr(0, colon);
+  const std::string arg = colon == std::string::npos ? "" : args.workload.substr(colon + 1);
+  if (kind == "philly") {
+    simkit::PhillyOptions options;
+    options.load = args.load;
+    if (args.preset == "helios") {
+      options.window_start = *simkit::ParseTimestamp("2017-10-01 00:00:00");
+      options.window_end = *simkit::ParseTimestamp("2017-12-01 00:00:00");
+      for (const auto& [vc, nodes] : HeliosVcNodes()) options.vcs.insert(vc);
+    }
+    auto workload = simkit::LoadPhillyCsv(arg, options);
+    if (!workload.ok()) Fail(workload.status());
+    return std::move(workload).value();
+  }
+  if (kind == "jsonl") {
+    auto workload = simkit::LoadJsonLines(arg);
+    if (!workload.ok()) Fail(workload.status());
+    return std::move(workload).value();
+  }
+  if (kind == "synthetic") {
+    const long count = std::atol(arg.c_str());
+    if (count <= 0) Fail(InvalidArgument("--workload synthetic:N needs a positive job count"));
+    simkit::Workload workload;
+    workload.source = "synthetic";
+    Rng arrivals(args.seed ^ 0x9e3779b97f4a7c15ULL);
+    double t = 0;
+    for (auto& g : simkit::GenerateWorkload(static_cast<std::size_t>(count), {model::QueueId(0)}, {}, args.seed)) {
+      t += arrivals.Exponential(1.0 / args.rate);
+      workload.jobs.push_back({std::move(g.job), "default", static_cast<Time>(t), g.duration, ""});
+    }
+    return workload;
+  }
+  Fail(InvalidArgument("--workload: write philly:PATH, jsonl:PATH or synthetic:N"));
+}
+
+// Sums step functions sampled at different times into one.
+std::vector<simkit::Sample> MergeSeries(const std::vector<std::vector<simkit::Sample>>& parts) {
+  std::vector<std::pair<Time, std::size_t>> points;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    for (const simkit::Sample& s : parts[p]) points.emplace_back(s.time, p);
+  }
+  std::sort(points.begin(), points.end());
+  std::vector<simkit::Sample> current(parts.size()), merged;
+  std::vector<std::size_t> cursor(parts.size(), 0);
+  for (const auto& [time, part] : points) {
+    current[part] = parts[part][cursor[part]++];
+    simkit::Sample sum{time, 0, 0, 0};
+    for (const simkit::Sample& s : current) {
+      sum.allocated_milli += s.allocated_milli;
+      sum.pending += s.pending;
+      sum.running += s.running;
+    }
+    if (!merged.empty() && merged.back().time == time) merged.back() = sum; else merged.push_back(sum);
+  }
+  return merged;
+}
+
+void RunSim(const SimArgs& args) {
+  const simkit::Workload workload = LoadWorkload(args);
+  auto config = PolicyConfig(args.policy);
+  if (!config.ok()) Fail(config.status());
+  simkit::SimOptions options;
+  options.scheduler = *config;
+  options.cycle_interval = args.cycle_interval;
+  options.sample_interval = 300;
+  const bool progress = !args.quiet && isatty(fileno(stderr));
+
+  // One simulation per cluster: each Helios VC alone, else the whole workload.
+  std::vector<std::pair<std::string, simkit::Workload>> parts;
+  if (args.preset == "helios") {
+    for (const auto& [vc, nodes] : HeliosVcNodes()) parts.push_back({vc, simkit::Workload{workload.source, {}}});
+    for (const simkit::WorkloadJob& job : workload.jobs) {
+      for (auto& [vc, part] : parts) {
+        if (vc == job.group) part.jobs.push_back(job);
+      }
+    }
+  } else if (!args.preset.empty()) {
+    Fail(InvalidArgument("--preset: unknown preset '" + args.preset + "' (known: helios)"));
+  } else {
+    parts.push_back({"", workload});
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  simkit::SimResult total;
+  std::vector<std::vector<simkit::Sample>> series;
+  std::size_t finished_parts = 0;
+  for (auto& [name, part] : parts) {
+    const std::string shape = args.preset == "helios" ? std::to_string(HeliosVcNodes().at(name)) + " nodes x 8 GPUs" : args.cluster;
+    auto cluster = spec::LoadCluster(shape);
+    if (!cluster.ok()) Fail(cluster.status());
+    const std::int64_t capacity = cluster->capacity().gpu_milli;
+    options.on_progress = [&, parts_count = parts.size()](double done) {
+      if (!progress) return;
+      const double overall = (static_cast<double>(finished_parts) + done) / static_cast<double>(parts_count);
+      const int width = 40, filled = static_cast<int>(overall * width);
+      std::fprintf(stderr, "\r[%s%s] %3.0f%%", std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(), overall * 100);
+    };
+    auto result = simkit::Simulate(sched::SchedulerState(std::move(*cluster), model::QueueTree::Default(capacity)), part, options);
+    if (!result.ok()) Fail(result.status());
+    ++finished_parts;
+    for (simkit::JobRecord& r : result->jobs) total.jobs.push_back(std::move(r));
+    total.capacity_milli += result->capacity_milli;
+    total.allocated_while_pending += result->allocated_while_pending;
+    total.capacity_while_pending += result->capacity_while_pending;
+    total.lost_gpu_seconds += result->lost_gpu_seconds;
+    total.preemptions += result->preemptions;
+    total.events += result->events;
+    total.cycles += result->cycles;
+    series.push_back(std::move(result->series));
+  }
+  if (progress) std::fprintf(stderr, "\n");
+  total.series = MergeSeries(series);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  nlohmann::json summary = simkit::Summarize(total, wall);
+  summary["policy"] = args.policy;
+  summary["workload"] = args.workload;
+  summary["load"] = args.load;
+  if (!args.out.empty()) {
+    std::filesystem::create_directories(args.out);
+    std::ofstream(args.out + "/summary.json") << summary.dump(2) << "\n";
+    for (const Status& s : {simkit::WriteJobsCsv(total, args.out + "/jobs.csv"),
+                            simkit::WriteSeriesCsv(total, args.out + "/timeseries.csv")}) {
+      if (!s.ok()) Fail(s);
+    }
+  }
+  if (!args.quiet) {
+    std::printf("%s: %lld jobs, avg JCT %.0f s, p99 %.0f s, avg queueing delay %.0f s, GPU allocation while work waited %.1f%%\n",
+                args.policy.c_str(), summary["jobs"].get<long long>(), summary["avg_jct_s"].get<double>(),
+                summary["p99_jct_s"].get<double>(), summary["avg_queue_delay_s"].get<double>(),
+                100 * summary["gpu_alloc_ratio"].get<double>());
+    std::printf("%lld events in %.2f s of wall time (%.0f events/s)%s\n", summary["events"].get<long long>(), wall,
+                summary["events_per_s"].get<double>(), args.out.empty() ? "" : (", written to " + args.out).c_str());
+  }
+}
+
+}  // namespace
+
+void AddSimCommand(CLI::App& app) {
+  auto args = std::make_shared<SimArgs>();
+  auto* cmd = app.add_subcommand("sim", "Replay a workload on a simulated cluster through the scheduling core");
+  cmd->add_option("--workload", args->workload, "philly:PATH, jsonl:PATH or synthetic:N")->required();
+  cmd->add_option("--preset", args->preset, "helios: Philly Oct-Nov 2017, its 11 VCs simulated separately");
+  cmd->add_option("--cluster", args->cluster, "cluster file or shape (without a preset)")->capture_default_str();
+  cmd->add_option("--policy", args->policy, "default, fifo or sjf (oracle)")->capture_default_str();
+  cmd->add_option("--load", args->load, "divide Philly submit offsets by this")->capture_default_str();
+  cmd->add_option("--cycle-interval", args->cycle_interval, "seconds between cycles; 0: after every event")->capture_default_str();
+  cmd->add_option("--seed", args->seed)->capture_default_str();
+  cmd->add_option("--rate", args->rate, "synthetic arrivals per second")->capture_default_str();
+  cmd->add_option("--out", args->out, "directory for summary.json, jobs.csv, timeseries.csv");
+  cmd->add_flag("--quiet", args->quiet, "no progress bar, no summary lines");
+  cmd->callback([args] { RunSim(*args); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,118 @@
+// Golden results of small simulations (worked out by hand), determinism, and
+// the accounting of preempted work.
+#include "simkit/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "simkit/summary.h"
+#include "spec/cluster_yaml.h"
+
+namespace tessera::simkit {
+namespace {
+
+WorkloadJob Job(std::string name, Time submit, Seconds duration, std::int64_t gpus, std::int32_t priority = 0) {
+  WorkloadJob w;
+  w.job.name = std::move(name);
+  model::TaskGroup group;
+  group.name = "main";
+  group.request.gpu_milli = gpus * 1000;
+  w.job.groups.push_back(group);
+  w.job.priority = priority;
+  w.submit = submit;
+  w.duration = duration;
+  return w;
+}
+
+sched::SchedulerState State(const std::string& shape) {
+  model::Cluster cluster = std::move(spec::LoadCluster(shape)).value();
+  const std::int64_t capacity = cluster.capacity().gpu_milli;
+  return sched::SchedulerState(std::move(cluster), model::QueueTree::Default(capacity));
+}
+
+SimOptions Policy(const std::string& job_order) {
+  SimOptions options;
+  options.scheduler.job_order = job_order;
+  options.scheduler.reservation = "none";
+  options.scheduler.actions = {"allocate"};
+  return options;
+}
+
+const JobRecord& Record(const SimResult& r, const std::string& name) {
+  for (const JobRecord& j : r.jobs) {
+    if (j.name == name) return j;
+  }
+  throw std::runtime_error("no job " + name);
+}
+
+// One 8-GPU node. a (8 GPUs, 100 s) runs first; b (8 GPUs, 50 s) and c
+// (8 GPUs, 10 s) wait. FIFO runs b then c; oracle SJF runs c then b.
+Workload ThreeJobs() {
+  return Workload{"test", {Job("a", 0, 100, 8), Job("b", 1, 50, 8), Job("c", 2, 10, 8)}};
+}
+
+TEST(SimulatorTest, FifoGolden) {
+  auto r = Simulate(State("1 nodes x 8 GPUs"), ThreeJobs(), Policy("fifo"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Record(*r, "a").end, 100);
+  EXPECT_EQ(Record(*r, "b").end, 150);
+  EXPECT_EQ(Record(*r, "c").end, 160);
+  const nlohmann::json s = Summarize(*r, 1.0);
+  EXPECT_DOUBLE_EQ(s["avg_jct_s"].get<double>(), (100.0 + 149.0 + 158.0) / 3);
+  EXPECT_DOUBLE_EQ(s["avg_queue_delay_s"].get<double>(), (0.0 + 99.0 + 148.0) / 3);
+  EXPECT_EQ(s["makespan_s"].get<std::int64_t>(), 160);
+  EXPECT_DOUBLE_EQ(s["gpu_alloc_ratio"].get<double>(), 1.0);  // always full while b or c waited
+}
+
+TEST(SimulatorTest, OracleSjfGolden) {
+  auto r = Simulate(State("1 nodes x 8 GPUs"), ThreeJobs(), Policy("oracle-shortest-first"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Record(*r, "c").end, 110);
+  EXPECT_EQ(Record(*r, "b").end, 160);
+}
+
+TEST(SimulatorTest, PreemptedWorkResumesWithWhatIsLeft) {
+  // low (4 GPUs, 100 s) starts at 0; high (4 GPUs, priority 10) arrives at 30
+  // on the 4-GPU node: low is evicted, high runs 30..50, low resumes at 50 with
+  // 70 s left and ends at 120.
+  Workload w{"test", {Job("low", 0, 100, 4), Job("high", 30, 20, 4, 10)}};
+  SimOptions options;  // the default policy set preempts by priority
+  auto r = Simulate(State("1 nodes x 4 GPUs"), w, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Record(*r, "high").end, 50);
+  EXPECT_EQ(Record(*r, "low").end, 120);
+  EXPECT_EQ(Record(*r, "low").preemptions, 1);
+  EXPECT_EQ(r->preemptions, 1);
+  EXPECT_DOUBLE_EQ(r->lost_gpu_seconds, 0.0);  // it checkpointed when asked to stop
+
+  options.keep_progress_on_preempt = false;  // no checkpoint at all: the 30 s are lost
+  auto lossy = Simulate(State("1 nodes x 4 GPUs"), w, options);
+  ASSERT_TRUE(lossy.ok());
+  EXPECT_EQ(Record(*lossy, "low").end, 150);
+  EXPECT_DOUBLE_EQ(lossy->lost_gpu_seconds, 4 * 30.0);
+}
+
+TEST(SimulatorTest, DeterministicAndCycleInterval) {
+  Workload w{"test", {}};
+  for (int i = 0; i < 200; ++i) w.jobs.push_back(Job("j" + std::to_string(i), i * 7, 50 + (i * 37) % 400, 1 + i % 4));
+  const auto a = Simulate(State("2 nodes x 8 GPUs"), w, SimOptions{});
+  const auto b = Simulate(State("2 nodes x 8 GPUs"), w, SimOptions{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(Summarize(*a, 0).dump(), Summarize(*b, 0).dump());
+  SimOptions coarse;
+  coarse.cycle_interval = 60;
+  const auto c = Simulate(State("2 nodes x 8 GPUs"), w, coarse);
+  ASSERT_TRUE(c.ok());
+  EXPECT_LT(c->cycles, a->cycles);
+  for (const JobRecord& j : c->jobs) EXPECT_EQ(j.first_start % 60, 0) << j.name;  // starts only on cycles
+}
+
+TEST(SimulatorTest, UnknownQueueIsAnError) {
+  Workload w{"wl.jsonl", {Job("a", 0, 10, 1)}};
+  w.jobs[0].queue = "nope";
+  const auto r = Simulate(State("1 nodes x 8 GPUs"), w, SimOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown queue 'nope'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::simkit

@@ -1,0 +1,96 @@
+#include "simkit/summary.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+namespace tessera::simkit {
+namespace {
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto index = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+double Mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+// JCT, queueing delay and wait of the finished jobs among `records`.
+nlohmann::json JobFigures(const std::vector<const JobRecord*>& records) {
+  std::vector<double> jct, delay, wait;
+  std::int64_t unfinished = 0;
+  for (const JobRecord* r : records) {
+    if (r->end < 0) {
+      ++unfinished;
+      continue;
+    }
+    jct.push_back(static_cast<double>(r->end - r->submit));
+    delay.push_back(static_cast<double>(r->first_start - r->submit));
+    wait.push_back(static_cast<double>(r->end - r->submit - r->ran));
+  }
+  return {{"jobs", jct.size()},
+          {"unfinished_jobs", unfinished},
+          {"avg_jct_s", Mean(jct)},
+          {"p50_jct_s", Percentile(jct, 0.50)},
+          {"p99_jct_s", Percentile(jct, 0.99)},
+          {"avg_queue_delay_s", Mean(delay)},
+          {"avg_wait_s", Mean(wait)}};
+}
+
+}  // namespace
+
+nlohmann::json Summarize(const SimResult& result, double wall_s) {
+  std::vector<const JobRecord*> all;
+  std::map<std::string, std::vector<const JobRecord*>> by_queue, by_group;
+  Time first = kNever, last = 0;
+  for (const JobRecord& r : result.jobs) {
+    all.push_back(&r);
+    by_queue[r.queue].push_back(&r);
+    if (!r.group.empty()) by_group[r.group].push_back(&r);
+    first = std::min(first, r.submit);
+    last = std::max(last, r.end);
+  }
+  nlohmann::json summary = JobFigures(all);
+  summary["makespan_s"] = result.jobs.empty() ? 0 : last - first;
+  summary["gpu_alloc_ratio"] =
+      result.capacity_while_pending > 0 ? result.allocated_while_pending / result.capacity_while_pending : 0.0;
+  summary["preemptions"] = result.preemptions;
+  summary["lost_gpu_hours"] = result.lost_gpu_seconds / 3600.0;
+  summary["cycles"] = result.cycles;
+  summary["events"] = result.events;
+  summary["wall_s"] = wall_s;
+  summary["events_per_s"] = wall_s > 0 ? static_cast<double>(result.events) / wall_s : 0.0;
+  for (const auto& [queue, records] : by_queue) summary["queues"][queue] = JobFigures(records);
+  for (const auto& [group, records] : by_group) summary["groups"][group] = JobFigures(records);
+  return summary;
+}
+
+Status WriteJobsCsv(const SimResult& result, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) return Internal("cannot write '" + path + "'");
+  out << "name,queue,group,gpus,submit,first_start,end,duration,ran,preemptions\n";
+  for (const JobRecord& r : result.jobs) {
+    out << r.name << ',' << r.queue << ',' << r.group << ',' << static_cast<double>(r.gpu_milli) / 1000.0 << ','
+        << r.submit << ',' << r.first_start << ',' << r.end << ',' << r.duration << ',' << r.ran << ','
+        << r.preemptions << '\n';
+  }
+  return out ? Status::Ok() : Internal("failed writing '" + path + "'");
+}
+
+Status WriteSeriesCsv(const SimResult& result, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) return Internal("cannot write '" + path + "'");
+  out << "time,allocated_gpus,capacity_gpus,pending_jobs,running_jobs\n";
+  for (const Sample& s : result.series) {
+    out << s.time << ',' << static_cast<double>(s.allocated_milli) / 1000.0 << ','
+        << static_cast<double>(result.capacity_milli) / 1000.0 << ',' << s.pending << ',' << s.running << '\n';
+  }
+  return out ? Status::Ok() : Internal("failed writing '" + path + "'");
+}
+
+}  // namespace tessera::simkit
