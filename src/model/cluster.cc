@@ -119,11 +119,14 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
   for (PoolIndex& pool : cluster.pools_) pool.buckets.resize(cluster.max_gpus_per_node_ + 1);
   for (const int level : kGroupLevels) {
     cluster.histograms_[level].assign(cluster.groups_[level].size() * cluster.stride(), 0);
+    cluster.group_models_[level].assign(cluster.groups_[level].size(), 0);
   }
   for (Node& node : cluster.nodes_) {
     for (const int level : kGroupLevels) {
       const std::int32_t g = cluster.GroupIndexOf(node, level);
-      if (g >= 0) cluster.groups_[level][g].nodes.push_back(node.id);
+      if (g < 0) continue;
+      cluster.groups_[level][g].nodes.push_back(node.id);
+      cluster.group_models_[level][g] |= std::uint64_t{1} << (node.model.value() % 64);
     }
     cluster.Reindex(node);
     for (std::uint64_t mask : node.nvlink_masks) {

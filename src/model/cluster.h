@@ -137,6 +137,10 @@ class Cluster {
   std::int32_t GroupCount(TopologyLevel level) const;
   std::int32_t GroupOf(NodeId node, TopologyLevel level) const;  // -1: none at that level
   const NodeGroup& Group(TopologyLevel level, std::int32_t group) const;
+  // Whether any node of the group has GPUs of `model`.
+  bool GroupHasModel(TopologyLevel level, std::int32_t group, GpuModelId model) const {
+    return group_models_[static_cast<int>(level)][group] >> (model.value() % 64) & 1;
+  }
   // Number of schedulable nodes in the group with exactly `free` whole free GPUs.
   std::int32_t GroupNodesWithFree(TopologyLevel level, std::int32_t group, std::int32_t free) const {
     return histograms_[static_cast<int>(level)][group * stride() + free];
@@ -169,6 +173,7 @@ class Cluster {
   std::vector<PoolIndex> pools_;
   std::array<std::vector<NodeGroup>, kTopologyLevels> groups_;
   std::array<std::vector<std::int32_t>, kTopologyLevels> histograms_;
+  std::array<std::vector<std::uint64_t>, kTopologyLevels> group_models_;  // bit m: has model m (mod 64)
   std::int32_t max_gpus_per_node_ = 0;
   std::array<std::int64_t, kTopologyLevels> max_domain_gpus_{};
   Resources capacity_;

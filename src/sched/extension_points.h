@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,9 @@ class Admission {
   virtual ~Admission() = default;
   // nullopt: admitted (possibly borrowing idle capacity).
   virtual std::optional<Denial> Admit(const model::Job& job, const model::QueueTree& queues) const = 0;
+  // The most milli-GPUs the job may hold if it starts now: optional gang
+  // members beyond minReplicas are added only up to it.
+  virtual std::int64_t GpuHeadroom(const model::Job& job, const model::QueueTree& queues) const = 0;
   // May `preemptor` take `victim`'s resources because its queue is owed them?
   virtual bool MayReclaim(const model::Job& preemptor, const model::Job& victim,
                           const model::QueueTree& queues) const = 0;
@@ -68,6 +72,7 @@ struct PlaceOptions {
   model::TopologyLevel within_level = model::TopologyLevel::kCluster;
   std::int32_t within_group = 0;
   const std::vector<std::uint8_t>* excluded_nodes = nullptr;  // 1 = may not be used
+  std::int64_t max_gpu_milli = std::numeric_limits<std::int64_t>::max();  // quota headroom
 };
 
 class Placement {

@@ -160,7 +160,9 @@ bool Session::FindPlacement(JobId id, const PlaceOptions& options) {
   const std::uint64_t key = job.ShapeFingerprint() ^ (options.excluded_nodes ? 0x8000000000000000ULL : 0);
   if (failed_shapes_.contains(key)) return false;
   scratch_.clear();
-  if (plugins_.placement->Place(job, state_.cluster(), options, scratch_)) return true;
+  PlaceOptions within_quota = options;
+  within_quota.max_gpu_milli = plugins_.admission->GpuHeadroom(job, state_.queues());
+  if (plugins_.placement->Place(job, state_.cluster(), within_quota, scratch_)) return true;
   failed_shapes_.insert(key);
   return false;
 }

@@ -19,9 +19,18 @@ JobId SchedulerState::Submit(Job job, Time now) {
   }
   const std::uint64_t key = job.ShapeFingerprint() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 33) ^
                             (job.preemptible ? 0x5bd1e995ULL : 0);
-  auto [it, inserted] = feasibility_cache_.try_emplace(key);
-  if (inserted) it->second = model::CheckFeasible(job, cluster_, queues_).message();
-  job.never_reason = it->second;
+  // An unknown GPU model resolves to "any model" in the fingerprint: judge such
+  // jobs on their own rather than share another job's answer.
+  const bool unknown_model = std::any_of(job.groups.begin(), job.groups.end(), [](const model::TaskGroup& g) {
+    return !g.request.gpu_model.empty() && !g.request.model.valid();
+  });
+  if (unknown_model) {
+    job.never_reason = model::CheckFeasible(job, cluster_, queues_).message();
+  } else {
+    auto [it, inserted] = feasibility_cache_.try_emplace(key);
+    if (inserted) it->second = model::CheckFeasible(job, cluster_, queues_).message();
+    job.never_reason = it->second;
+  }
   return jobs_.Add(std::move(job));
 }
 
@@ -50,10 +59,15 @@ void SchedulerState::Finish(JobId id, JobState end) {
   jobs_.SetState(id, end);
 }
 
-void SchedulerState::Requeue(JobId id) {
+bool SchedulerState::Requeue(JobId id) {
   Job& job = jobs_.at(id);
+  if (job.restarts >= job.max_restarts) {
+    Finish(id, JobState::kFailed);
+    return false;
+  }
   if (job.state == JobState::kRunning) Unbind(id);
   ++job.restarts;
+  return true;
 }
 
 std::vector<JobId> SchedulerState::SetGpuHealthy(model::GpuId gpu, bool healthy) {

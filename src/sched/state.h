@@ -46,9 +46,11 @@ class SchedulerState {
   // A running job ended (succeeded, failed or cancelled): its resources free up.
   // A pending job may also be cancelled.
   void Finish(model::JobId id, model::JobState end);
-  // A running job lost its GPUs (failure, preemption by an operator): it goes
-  // back to pending and restarts from its last checkpoint when placed again.
-  void Requeue(model::JobId id);
+  // A running job failed, or lost its GPUs: within its restart budget
+  // (spec.restart.maxRestarts) it goes back to pending and restarts from its
+  // last checkpoint when placed again; past it, it ends as failed. True when
+  // requeued.
+  bool Requeue(model::JobId id);
   // A job wrote a checkpoint at `now`: preempting it now loses nothing.
   void Checkpointed(model::JobId id, Time now) { jobs_.at(id).last_checkpoint = now; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace tessera::sched {
@@ -33,6 +34,8 @@ class Search {
   TopologyLevel SearchLevel() const;
   std::vector<Plan> RankDomains(const std::vector<Candidate>& candidates) const;
   std::int64_t FreeGpus(const PlaceOptions& domain) const;
+  // Places the preemptor in `domain` into placement_, optional members within its quota headroom.
+  bool PlaceWithinQuota(const PlaceOptions& domain);
   // Evicts `victims` (skipping any no longer eligible) and tries to place;
   // leaves the evictions and binds in the statement on success.
   bool TryVictims(const PlaceOptions& domain, const std::vector<Candidate>& victims, bool stop_when_placed,
@@ -50,6 +53,13 @@ TopologyLevel Search::SearchLevel() const {
   if (job_.single_task()) return TopologyLevel::kNode;
   if (job_.topology.required && job_.topology.level != TopologyLevel::kNvlink) return job_.topology.level;
   return TopologyLevel::kCluster;
+}
+
+bool Search::PlaceWithinQuota(const PlaceOptions& domain) {
+  PlaceOptions options = domain;
+  options.max_gpu_milli = s_.plugins().admission->GpuHeadroom(job_, s_.state().queues());
+  placement_.clear();
+  return s_.plugins().placement->Place(job_, s_.state().cluster(), options, placement_);
 }
 
 std::int64_t Search::FreeGpus(const PlaceOptions& domain) const {
@@ -105,12 +115,10 @@ bool Search::TryVictims(const PlaceOptions& domain, const std::vector<Candidate>
     if (used) used->push_back(c);
     if (!stop_when_placed) continue;
     if (s_.plugins().admission->Admit(job_, queues)) continue;
-    placement_.clear();
-    if (s_.plugins().placement->Place(job_, s_.state().cluster(), domain, placement_)) return true;
+    if (PlaceWithinQuota(domain)) return true;
   }
   if (stop_when_placed || s_.plugins().admission->Admit(job_, queues)) return false;
-  placement_.clear();
-  return s_.plugins().placement->Place(job_, s_.state().cluster(), domain, placement_);
+  return PlaceWithinQuota(domain);
 }
 
 SearchResult Search::Run() {
@@ -147,8 +155,24 @@ SearchResult Search::Run() {
   }
   if (!best) return SearchResult::kNoFit;
 
-  // Give back victims the gang does not need, most expensive first.
   std::vector<Candidate> victims = best->victims;
+  // Victims on nodes the gang does not land on free nothing it uses (unless
+  // its quota needed them): give them all back at once if the gang still fits.
+  if (TryVictims(best->domain, victims, false, nullptr)) {
+    std::set<model::NodeId> landing;
+    for (const model::TaskPlacement& task : placement_) landing.insert(task.node);
+    statement.RollbackTo(mark);
+    std::vector<Candidate> near;
+    for (const Candidate& c : victims) {
+      const auto& tasks = s_.state().job(c.job).placements;
+      if (std::any_of(tasks.begin(), tasks.end(), [&](const model::TaskPlacement& t) { return landing.contains(t.node); })) {
+        near.push_back(c);
+      }
+    }
+    if (near.size() < victims.size() && TryVictims(best->domain, near, false, nullptr)) victims = std::move(near);
+  }
+  statement.RollbackTo(mark);
+  // Give back victims the gang does not need, most expensive first.
   constexpr std::size_t kMaxPrunedVictims = 64;  // pruning costs one placement per victim per round
   for (std::size_t i = victims.size(); victims.size() <= kMaxPrunedVictims && i-- > 0 && victims.size() > 1;) {
     std::vector<Candidate> without = victims;
@@ -158,9 +182,7 @@ SearchResult Search::Run() {
   }
   // Apply for real: evictions recorded, then the preemptor's bind.
   for (const Candidate& c : victims) s_.Evict(c.job, preemptor_, reason_);
-  placement_.clear();
-  if (s_.plugins().admission->Admit(job_, s_.state().queues()) ||
-      !s_.plugins().placement->Place(job_, s_.state().cluster(), best->domain, placement_)) {
+  if (s_.plugins().admission->Admit(job_, s_.state().queues()) || !PlaceWithinQuota(best->domain)) {
     statement.RollbackTo(mark);  // cannot happen when costs and state are deterministic; stay safe
     s_.result().evictions.resize(s_.result().evictions.size() - victims.size());
     return SearchResult::kNoFit;

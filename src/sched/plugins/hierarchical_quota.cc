@@ -1,5 +1,8 @@
 #include "sched/plugins/hierarchical_quota.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace tessera::sched {
 
 std::optional<Denial> HierarchicalQuota::Admit(const model::Job& job, const model::QueueTree& queues) const {
@@ -14,13 +17,25 @@ std::optional<Denial> HierarchicalQuota::Admit(const model::Job& job, const mode
   return std::nullopt;
 }
 
+std::int64_t HierarchicalQuota::GpuHeadroom(const model::Job& job, const model::QueueTree& queues) const {
+  std::int64_t headroom = std::numeric_limits<std::int64_t>::max();
+  for (model::QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
+    const model::Queue& queue = queues.queue(q);
+    headroom = std::min(headroom, queue.limit_milli - queue.allocated.gpu_milli);
+    if (!job.preemptible) headroom = std::min(headroom, queue.guaranteed_milli - queue.allocated.gpu_milli);
+  }
+  return std::max<std::int64_t>(0, headroom);
+}
+
 bool HierarchicalQuota::MayReclaim(const model::Job& preemptor, const model::Job& victim,
                                    const model::QueueTree& queues) const {
   if (!victim.preemptible) return false;
   const model::QueueId lca = queues.CommonAncestor(preemptor.queue, victim.queue);
   if (lca == victim.queue || lca == preemptor.queue) return false;  // same branch: that is preemption
-  const model::Queue& victim_branch = queues.queue(queues.ChildToward(lca, victim.queue));
-  if (victim_branch.allocated.gpu_milli <= victim_branch.guaranteed_milli) return false;
+  for (model::QueueId q = victim.queue; q != lca; q = queues.queue(q).parent) {
+    const model::Queue& queue = queues.queue(q);
+    if (queue.allocated.gpu_milli - victim.Held().gpu_milli < queue.guaranteed_milli) return false;
+  }
   const std::int64_t need = preemptor.MinRequest().gpu_milli;
   for (model::QueueId q = preemptor.queue; q != lca; q = queues.queue(q).parent) {
     const model::Queue& queue = queues.queue(q);

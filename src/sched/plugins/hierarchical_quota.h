@@ -6,10 +6,11 @@
 // non-preemptible job additionally may not push any queue past its guarantee,
 // because borrowed capacity must stay reclaimable.
 // Reclaim: a preemptor may take a preemptible victim's resources when, below
-// their lowest common ancestor, the victim's branch holds more than its
-// guarantee while the preemptor's branch would still be within its own after
-// the preemptor starts. So reclaim only ever returns a queue towards its
-// guarantee, and never takes a queue below its own.
+// their lowest common ancestor, every queue on the victim's side would still
+// hold at least its guarantee without the victim, while every queue on the
+// preemptor's side would still be within its own after the preemptor starts.
+// So reclaim only ever returns a queue towards its guarantee, and never takes
+// a queue below its own.
 #pragma once
 
 #include "sched/extension_points.h"
@@ -19,6 +20,7 @@ namespace tessera::sched {
 class HierarchicalQuota final : public Admission {
  public:
   std::optional<Denial> Admit(const model::Job& job, const model::QueueTree& queues) const override;
+  std::int64_t GpuHeadroom(const model::Job& job, const model::QueueTree& queues) const override;
   bool MayReclaim(const model::Job& preemptor, const model::Job& victim,
                   const model::QueueTree& queues) const override;
 };

@@ -35,6 +35,7 @@ class HierarchicalQuotaTest : public ::testing::Test {
     group.min_replicas = min_replicas;
     group.request.gpu_milli = gpus * 1000;
     job.groups.push_back(group);
+    job.held.gpu_milli = gpus * 1000 * min_replicas;  // as if running: what a victim would give back
     return job;
   }
 
@@ -125,11 +126,21 @@ TEST_F(HierarchicalQuotaTest, NeverReclaimsANonPreemptibleVictim) {
   EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2, /*preemptible=*/false), queues_));
 }
 
-TEST_F(HierarchicalQuotaTest, NoReclaimWhenTheVictimBranchIsAtItsGuarantee) {
+TEST_F(HierarchicalQuotaTest, NoReclaimThatWouldTakeTheVictimBranchBelowItsGuarantee) {
   Charge("orgA/teamB", 4000);
   EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));
-  Charge("orgA/teamB", 1000);  // now one over
+  Charge("orgA/teamB", 1000);  // one over: taking 2 would leave 3 of the 4 guaranteed
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 1), queues_));
+  Charge("orgA/teamB", 1000);  // two over: taking 2 leaves exactly the guarantee
   EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));
+}
+
+TEST_F(HierarchicalQuotaTest, HeadroomIsTheTightestLimitOrGuaranteeOnThePath) {
+  Charge("orgA/teamB", 4000);
+  const std::int64_t limited = quota_.GpuHeadroom(Job("orgA/teamB", 1), queues_);
+  EXPECT_EQ(limited, 2000);  // teamB's limit is 6
+  EXPECT_EQ(quota_.GpuHeadroom(Job("orgA/teamB", 1, /*preemptible=*/false), queues_), 0);  // at its guarantee of 4
 }
 
 TEST_F(HierarchicalQuotaTest, NoReclaimWhenThePreemptorWouldPassItsGuarantee) {
@@ -139,15 +150,16 @@ TEST_F(HierarchicalQuotaTest, NoReclaimWhenThePreemptorWouldPassItsGuarantee) {
   EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 1), Job("orgA/teamB", 2), queues_));   // 4 = 4
 }
 
-TEST_F(HierarchicalQuotaTest, AcrossOrgsTheBranchBelowTheRootDecides) {
-  // teamB is exactly at its guarantee, but orgA as a whole borrows.
+TEST_F(HierarchicalQuotaTest, AcrossOrgsEveryQueueOnTheVictimsSideKeepsItsGuarantee) {
+  // orgA borrows 2 (10 of 8), all of it through teamA (6 of 4); teamB is at its 4.
   Charge("orgA/teamA", 6000);
   Charge("orgA/teamB", 4000);
-  const model::Job victim = Job("orgA/teamB", 2);
-  // From another org the victim's branch is orgA (10 > 8): reclaim.
-  EXPECT_TRUE(quota_.MayReclaim(Job("orgB/x", 2), victim, queues_));
-  // From its sibling the branch is teamB (4 = 4): no reclaim.
-  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), victim, queues_));
+  // From another org: a teamA job gives back borrowed GPUs (orgA 8, teamA 4 after).
+  EXPECT_TRUE(quota_.MayReclaim(Job("orgB/x", 2), Job("orgA/teamA", 2), queues_));
+  // A teamB job would take teamB below its guarantee, though orgA borrows.
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgB/x", 2), Job("orgA/teamB", 2), queues_));
+  // From its sibling, likewise.
+  EXPECT_FALSE(quota_.MayReclaim(Job("orgA/teamA", 2), Job("orgA/teamB", 2), queues_));
 }
 
 TEST_F(HierarchicalQuotaTest, ThePreemptorsWholePathUpToTheAncestorMustStayWithinGuarantee) {

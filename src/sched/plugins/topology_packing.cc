@@ -286,9 +286,14 @@ bool Attempt::PlaceGang(const Domain& domain) {
       }
     }
   }
+  // Optional members, as far as room and the quota headroom allow.
+  std::int64_t held = 0;
+  for (std::size_t t = mark; t < out_.size(); ++t) held += job_.groups[out_[t].group].request.gpu_milli;
   for (std::int32_t g : order) {
+    const std::int64_t per_task = job_.groups[g].request.gpu_milli;
     for (std::int32_t i = job_.groups[g].min_replicas; i < job_.groups[g].replicas; ++i) {
-      if (!PlaceTask(g, i, domain)) break;
+      if (held + per_task > options_.max_gpu_milli || !PlaceTask(g, i, domain)) break;
+      held += per_task;
     }
   }
   return true;
@@ -302,6 +307,14 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
   if (options_.within_level != TopologyLevel::kCluster) {
     if (level == options_.within_level && tier != Tier::kLocalNvlink) {
       domains.push_back({level, options_.within_group, kAllGpus});
+    } else if (tier == Tier::kLocalNvlink && options_.within_level == TopologyLevel::kNode) {
+      // Within one node (victim search for a lone task): its NVLink domains.
+      const Node& node = cluster_.node(NodeId(options_.within_group));
+      for (std::uint64_t mask : node.nvlink_masks) {
+        if (node.nvlink_group < 0 && std::popcount(node.free_mask & mask) >= need_whole_) {
+          domains.push_back({level, options_.within_group, mask});
+        }
+      }
     }
     return domains;
   }
@@ -341,6 +354,8 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
     }
     if (free < need_whole_ || big_tasks < biggest_count_) continue;
     if (tier == Tier::kRackNvlink && !RackWithinConstraint(g)) continue;
+    const model::GpuModelId model = job_.groups.front().request.model;
+    if (model.valid() && !cluster_.GroupHasModel(level, g, model)) continue;
     ranked.emplace_back(free, g);
   }
   const std::size_t keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(max_domain_tries_));
@@ -361,6 +376,9 @@ bool Attempt::RackWithinConstraint(std::int32_t group) const {
 
 // May the gang be placed in a tier under its topology constraint?
 bool Attempt::Allowed(Tier tier) const {
+  // Preferred, or no constraint: every tier, tightest first, so the gang sits
+  // inside one L whenever one can hold it, and is never kept waiting for it.
+  if (!job_.topology.required) return true;
   const TopologyLevel limit = job_.topology.level;
   switch (tier) {
     case Tier::kLocalNvlink: return true;
@@ -368,7 +386,7 @@ bool Attempt::Allowed(Tier tier) const {
     case Tier::kRackNvlink: return limit == TopologyLevel::kNvlink || limit >= TopologyLevel::kLeaf;
     case Tier::kLeaf: return limit >= TopologyLevel::kLeaf;
     case Tier::kSpine: return limit >= TopologyLevel::kSpine;
-    case Tier::kCluster: return limit == TopologyLevel::kCluster || !job_.topology.required;  // preferred: then anywhere
+    case Tier::kCluster: return limit == TopologyLevel::kCluster;
   }
   return false;
 }

@@ -11,9 +11,10 @@
 //   * Domains are tried from the tightest upward: an NVLink domain inside a
 //     node, the node, a rack-wide NVLink domain (NVL72), the leaf, the spine,
 //     the cluster. A required constraint allows only the tiers inside its
-//     level ("never place across it"); a preferred one tries those and then
-//     places anywhere; no constraint tries every tier. Tiers whose largest
-//     domain is smaller than the gang are skipped.
+//     level ("never place across it"). A preferred one, like no constraint,
+//     tries every tier tightest first: the gang lands inside one domain of its
+//     level whenever one can hold it, and is never kept waiting for it. Tiers
+//     whose largest domain is smaller than the gang are skipped.
 //   * At each level the candidate domains are ranked best-fit from the
 //     per-group free-GPU histograms (the fullest domain that still holds the
 //     gang first) and at most `max_domain_tries` are attempted.

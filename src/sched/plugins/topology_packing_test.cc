@@ -274,6 +274,43 @@ TEST_F(TopologyPackingTest, GangThatDoesNotFitLeavesClusterAndIndexesUnchanged) 
   EXPECT_EQ(NodesOf(out_), (std::set<std::int32_t>{0, 1, 2}));
 }
 
+TEST_F(TopologyPackingTest, RankingSkipsLeavesWithoutTheRequestedModel) {
+  // Eight leaves of three 4-GPU A100 nodes (12 free GPUs) rank before one leaf
+  // of two 8-GPU H100 nodes (16 free): best fit. With 8 tries per tier, a
+  // 12-GPU H100 gang that needs a leaf must not spend them all on A100 leaves.
+  std::vector<model::NodeSpec> specs;
+  for (int i = 0; i < 26; ++i) {
+    model::NodeSpec n;
+    const bool h100 = i >= 24;
+    n.name = "n" + std::to_string(i);
+    n.gpu_model = h100 ? "H100" : "A100";
+    n.gpus = h100 ? 8 : 4;
+    n.gpu_memory = 80 * kGiB;
+    n.cpu_milli = 64000;
+    n.memory = 512 * kGiB;
+    n.leaf = "leaf" + std::to_string(h100 ? 8 : i / 3);
+    specs.push_back(n);
+  }
+  model::Cluster cluster = std::move(model::Cluster::Build(specs)).value();
+  model::Job gang = MakeJob({.gpu_milli = 4000, .replicas = 3, .topology = {model::TopologyLevel::kLeaf, true}});
+  gang.groups[0].request.gpu_model = "H100";
+  gang.groups[0].request.model = cluster.FindModel("H100");
+  ASSERT_TRUE(Place(gang, cluster));
+  for (const model::TaskPlacement& t : out_) EXPECT_EQ(cluster.node(t.node).model, cluster.FindModel("H100"));
+}
+
+TEST_F(TopologyPackingTest, OptionalMembersStopAtTheQuotaHeadroom) {
+  model::Cluster cluster = MakeCluster(1, 8);
+  const model::Job gang = MakeJob({.gpu_milli = 2000, .replicas = 4, .min_replicas = 2});
+  PlaceOptions options;
+  options.max_gpu_milli = 6000;  // the queue may hold 6 more GPUs: min 2 tasks plus one
+  ASSERT_TRUE(Place(gang, cluster, options));
+  EXPECT_EQ(out_.size(), 3u);
+  options.max_gpu_milli = 3000;  // below the minimum's 4: the minimum still goes (admission judged it)
+  ASSERT_TRUE(Place(gang, cluster, options));
+  EXPECT_EQ(out_.size(), 2u);
+}
+
 TEST_F(TopologyPackingTest, OptionalMembersAreAddedWhereThereIsRoom) {
   model::Cluster cluster = MakeCluster(1, 8);
   const model::Job gang = MakeJob({.gpu_milli = 2000, .replicas = 4, .min_replicas = 2});
