@@ -6,6 +6,7 @@ namespace {
 struct Expected {
   std::vector<std::int64_t> gpu_milli, gpu_memory, node_cpu, node_memory;
   std::vector<Resources> queue_own;
+  std::vector<std::int64_t> queue_pinned;  // non-preemptible GPUs of each queue's own jobs
 };
 
 void CheckJob(const Cluster& cluster, const Job& job, Expected& expected, std::vector<std::string>& out) {
@@ -42,6 +43,7 @@ void CheckJob(const Cluster& cluster, const Job& job, Expected& expected, std::v
   }
   if (job.Held() != SumPlacements(job.placements)) out.push_back(who + "held resources disagree with its placements");
   expected.queue_own[job.queue.index()] += SumPlacements(job.placements);
+  if (!job.preemptible) expected.queue_pinned[job.queue.index()] += SumPlacements(job.placements).gpu_milli;
 }
 
 }  // namespace
@@ -55,6 +57,7 @@ std::vector<std::string> CheckInvariants(const Cluster& cluster, const std::vect
   expected.node_cpu.assign(cluster.nodes().size(), 0);
   expected.node_memory.assign(cluster.nodes().size(), 0);
   expected.queue_own.assign(queues.queues().size(), Resources{});
+  expected.queue_pinned.assign(queues.queues().size(), 0);
   for (const Job& job : jobs) CheckJob(cluster, job, expected, out);
 
   for (std::size_t i = 0; i < cluster.gpus().size(); ++i) {
@@ -74,14 +77,20 @@ std::vector<std::string> CheckInvariants(const Cluster& cluster, const std::vect
   }
   // Queue usage rolls up from each queue's own jobs.
   std::vector<Resources> subtree(queues.queues().size());
+  std::vector<std::int64_t> pinned(queues.queues().size(), 0);
   for (const Queue& q : queues.queues()) {
-    for (QueueId a = q.id; a.valid(); a = queues.queue(a).parent) subtree[a.index()] += expected.queue_own[q.id.index()];
+    for (QueueId a = q.id; a.valid(); a = queues.queue(a).parent) {
+      subtree[a.index()] += expected.queue_own[q.id.index()];
+      pinned[a.index()] += expected.queue_pinned[q.id.index()];
+    }
   }
   for (const Queue& q : queues.queues()) {
-    if (q.own_allocated != expected.queue_own[q.id.index()] || q.allocated != subtree[q.id.index()]) {
+    if (q.own_allocated != expected.queue_own[q.id.index()] || q.allocated != subtree[q.id.index()] ||
+        q.pinned_milli != pinned[q.id.index()]) {
       out.push_back("queue '" + q.path + "': usage disagrees with its jobs");
     }
     if (q.allocated.gpu_milli > q.limit_milli) out.push_back("queue '" + q.path + "': over its limit");
+    if (q.pinned_milli > q.guaranteed_milli) out.push_back("queue '" + q.path + "': non-preemptible jobs over its guarantee");
   }
   for (std::string& problem : cluster.AuditIndexes()) out.push_back(std::move(problem));
   return out;

@@ -7,8 +7,8 @@
 //   * gangs are atomic: a running job holds at least its minimum members of
 //     every task group and at most all of them; any other job holds nothing;
 //   * nothing runs on an unhealthy GPU;
-//   * no queue holds more GPUs than its limit, and queue usage is exactly the
-//     sum of its jobs';
+//   * no queue holds more GPUs than its limit, nor more non-preemptible GPUs
+//     than its guarantee, and queue usage is exactly the sum of its jobs';
 //   * the capacity indexes agree with the state they index.
 #pragma once
 

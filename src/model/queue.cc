@@ -88,10 +88,13 @@ QueueTree QueueTree::Default(std::int64_t cluster_gpu_milli) {
   return *Build({QueueSpec{"default", cluster_gpu_milli, kUnlimited, 1.0}});
 }
 
-void QueueTree::Charge(QueueId queue, const Resources& held, int sign) {
+void QueueTree::Charge(QueueId queue, const Resources& held, int sign, bool preemptible) {
   const Resources delta = held * sign;
   queues_[queue.index()].own_allocated += delta;
-  for (QueueId q = queue; q.valid(); q = queues_[q.index()].parent) queues_[q.index()].allocated += delta;
+  for (QueueId q = queue; q.valid(); q = queues_[q.index()].parent) {
+    queues_[q.index()].allocated += delta;
+    if (!preemptible) queues_[q.index()].pinned_milli += delta.gpu_milli;
+  }
 }
 
 void QueueTree::Decay(Seconds elapsed, Seconds half_life) {

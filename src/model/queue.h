@@ -7,7 +7,8 @@
 //   * limit: GPUs the subtree may never exceed, borrowed or not.
 //   * borrowing: a subtree may run above its guarantee on capacity that others
 //     leave idle, but only with preemptible jobs; those are the jobs a queue
-//     below its guarantee reclaims.
+//     below its guarantee reclaims. Non-preemptible ("pinned") GPUs must fit
+//     inside the guarantee, so what is borrowed can always be given back.
 //   * weight: divides the queue's dominant share when queues are ordered for
 //     fair share, so weight 2 entitles a queue to twice the share of weight 1.
 // Usage is kept per subtree (for quotas) and per queue (for its own jobs), plus
@@ -47,6 +48,7 @@ struct Queue {
   double weight = 1.0;
   // State.
   Resources allocated;      // this queue and every queue below it
+  std::int64_t pinned_milli = 0;  // GPUs of that held by non-preemptible jobs
   Resources own_allocated;  // jobs submitted to this queue itself
   Resources usage_average;  // decayed average of `allocated`
 };
@@ -64,8 +66,9 @@ class QueueTree {
   const std::vector<Queue>& queues() const { return queues_; }
   QueueId Find(std::string_view path) const;  // invalid id when absent
 
-  // Adds (sign +1) or removes (sign -1) resources held by a job of `queue`.
-  void Charge(QueueId queue, const Resources& held, int sign);
+  // Adds (sign +1) or removes (sign -1) resources held by a job of `queue`;
+  // a non-preemptible job's GPUs also count as pinned.
+  void Charge(QueueId queue, const Resources& held, int sign, bool preemptible = true);
   // Folds the current allocation into the decayed average: after `half_life`
   // seconds an old allocation weighs half as much.
   void Decay(Seconds elapsed, Seconds half_life);

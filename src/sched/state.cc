@@ -41,13 +41,13 @@ void SchedulerState::Bind(JobId id, std::vector<model::TaskPlacement> placements
   job.held = model::SumPlacements(job.placements);
   job.start_time = now;
   job.last_checkpoint = now;
-  queues_.Charge(job.queue, job.Held(), +1);
+  queues_.Charge(job.queue, job.Held(), +1, job.preemptible);
   jobs_.SetState(id, JobState::kRunning);
 }
 
 std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id) {
   Job& job = jobs_.at(id);
-  queues_.Charge(job.queue, job.Held(), -1);
+  queues_.Charge(job.queue, job.Held(), -1, job.preemptible);
   for (const model::TaskPlacement& task : job.placements) cluster_.Release(task);
   job.held = {};
   jobs_.SetState(id, JobState::kPending);

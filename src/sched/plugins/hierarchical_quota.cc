@@ -10,7 +10,7 @@ std::optional<Denial> HierarchicalQuota::Admit(const model::Job& job, const mode
   for (model::QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
     const model::Queue& queue = queues.queue(q);
     if (queue.allocated.gpu_milli + need > queue.limit_milli) return Denial{Denial::Kind::kQueueLimit, q};
-    if (!job.preemptible && queue.allocated.gpu_milli + need > queue.guaranteed_milli) {
+    if (!job.preemptible && queue.pinned_milli + need > queue.guaranteed_milli) {
       return Denial{Denial::Kind::kNonPreemptibleOverGuarantee, q};
     }
   }
@@ -22,7 +22,7 @@ std::int64_t HierarchicalQuota::GpuHeadroom(const model::Job& job, const model::
   for (model::QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
     const model::Queue& queue = queues.queue(q);
     headroom = std::min(headroom, queue.limit_milli - queue.allocated.gpu_milli);
-    if (!job.preemptible) headroom = std::min(headroom, queue.guaranteed_milli - queue.allocated.gpu_milli);
+    if (!job.preemptible) headroom = std::min(headroom, queue.guaranteed_milli - queue.pinned_milli);
   }
   return std::max<std::int64_t>(0, headroom);
 }

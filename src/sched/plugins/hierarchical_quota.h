@@ -3,8 +3,10 @@
 // Assumptions: quotas are counted in GPUs; every queue on a job's path to the
 // root constrains it.
 // Admit: a job may start if no queue on its path would pass its limit; a
-// non-preemptible job additionally may not push any queue past its guarantee,
-// because borrowed capacity must stay reclaimable.
+// non-preemptible job additionally may not push the non-preemptible GPUs of
+// any queue on its path past its guarantee, because borrowed capacity must
+// stay reclaimable. (Its own queue's borrowed preemptible jobs do not count:
+// they can be reclaimed.)
 // Reclaim: a preemptor may take a preemptible victim's resources when, below
 // their lowest common ancestor, every queue on the victim's side would still
 // hold at least its guarantee without the victim, while every queue on the

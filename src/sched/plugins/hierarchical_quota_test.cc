@@ -24,7 +24,9 @@ class HierarchicalQuotaTest : public ::testing::Test {
     EXPECT_TRUE(id.valid()) << path;
     return id;
   }
-  void Charge(const std::string& path, std::int64_t gpu_milli) { queues_.Charge(Q(path), {gpu_milli, 0, 0, 0}, +1); }
+  void Charge(const std::string& path, std::int64_t gpu_milli, bool preemptible = true) {
+    queues_.Charge(Q(path), {gpu_milli, 0, 0, 0}, +1, preemptible);
+  }
   model::Job Job(const std::string& path, std::int64_t gpus, bool preemptible = true, std::int32_t replicas = 1,
                  std::int32_t min_replicas = 1) const {
     model::Job job;
@@ -78,7 +80,7 @@ TEST_F(HierarchicalQuotaTest, CountsOnlyTheMinimumGang) {
 }
 
 TEST_F(HierarchicalQuotaTest, DeniesNonPreemptibleBeyondItsOwnGuarantee) {
-  Charge("orgA/teamA", 2000);
+  Charge("orgA/teamA", 2000, /*preemptible=*/false);
   const auto denial = quota_.Admit(Job("orgA/teamA", 3, /*preemptible=*/false), queues_);
   ASSERT_TRUE(denial.has_value());
   EXPECT_EQ(denial->kind, Denial::Kind::kNonPreemptibleOverGuarantee);
@@ -88,12 +90,19 @@ TEST_F(HierarchicalQuotaTest, DeniesNonPreemptibleBeyondItsOwnGuarantee) {
 }
 
 TEST_F(HierarchicalQuotaTest, DeniesNonPreemptibleBeyondAnAncestorsGuarantee) {
-  Charge("orgA/teamB", 6000);  // teamB borrows; orgA holds 6 of its guaranteed 8
-  // teamA itself stays within 4, but orgA would reach 10 > 8.
-  const auto denial = quota_.Admit(Job("orgA/teamA", 4, /*preemptible=*/false), queues_);
+  Charge("orgA", 4000, /*preemptible=*/false);        // orgA's own non-preemptible jobs
+  Charge("orgA/teamB", 4000, /*preemptible=*/false);  // orgA now pins all of its 8
+  // teamA itself stays within 4, but orgA would pin 9 > 8.
+  const auto denial = quota_.Admit(Job("orgA/teamA", 1, /*preemptible=*/false), queues_);
   ASSERT_TRUE(denial.has_value());
   EXPECT_EQ(denial->kind, Denial::Kind::kNonPreemptibleOverGuarantee);
   EXPECT_EQ(denial->queue, Q("orgA"));
+}
+
+TEST_F(HierarchicalQuotaTest, BorrowedPreemptibleUsageDoesNotBlockNonPreemptibleJobs) {
+  Charge("orgA/teamA", 6000);  // teamA borrows 2 with preemptible jobs: reclaimable
+  EXPECT_FALSE(quota_.Admit(Job("orgA/teamA", 4, /*preemptible=*/false), queues_).has_value());
+  EXPECT_TRUE(quota_.Admit(Job("orgA/teamA", 5, /*preemptible=*/false), queues_).has_value());
 }
 
 TEST_F(HierarchicalQuotaTest, AdmitsPreemptibleJobsThatBorrow) {
@@ -137,7 +146,7 @@ TEST_F(HierarchicalQuotaTest, NoReclaimThatWouldTakeTheVictimBranchBelowItsGuara
 }
 
 TEST_F(HierarchicalQuotaTest, HeadroomIsTheTightestLimitOrGuaranteeOnThePath) {
-  Charge("orgA/teamB", 4000);
+  Charge("orgA/teamB", 4000, /*preemptible=*/false);
   const std::int64_t limited = quota_.GpuHeadroom(Job("orgA/teamB", 1), queues_);
   EXPECT_EQ(limited, 2000);  // teamB's limit is 6
   EXPECT_EQ(quota_.GpuHeadroom(Job("orgA/teamB", 1, /*preemptible=*/false), queues_), 0);  // at its guarantee of 4
