@@ -4,9 +4,9 @@
 // Assumptions: running jobs end by their walltime estimate (the configured
 // default when they gave none); a job that overran its estimate is expected
 // to end now.
-// Algorithm: release the running jobs in order of expected end, on a scratch
-// copy kept in the cycle's Statement and rolled back afterwards, and after
-// each release try to place the blocked head-of-line gang. The first release
+// Algorithm: release the running jobs in order of expected end, in the live
+// state through the cycle's Statement, rolled back afterwards, and after each
+// release try to place the blocked head-of-line gang. The first release
 // after which it fits gives the reservation: its start time (the "shadow
 // time") and the nodes the gang would get. Backfill then admits a later job
 // only if it ends before that start or stays off those nodes.
