@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 
 #include "sched/session.h"
 
@@ -13,12 +14,15 @@ constexpr std::size_t kExactTries = 128;
 std::optional<Reservation> EasyBackfill::Reserve(Session& session, model::JobId head) {
   SchedulerState& state = session.state();
   const model::Job& gang = state.job(head);
+  // Expected ends as a min-heap: usually only the first few are released
+  // before the gang fits, so heapifying (linear) beats sorting them all.
   std::vector<std::pair<Time, model::JobId>> ends;
+  ends.reserve(state.jobs().running().size());
   for (model::JobId id : state.jobs().running()) {
     const model::Job& job = state.job(id);
     ends.emplace_back(std::max(session.now(), job.start_time + session.Walltime(job)), id);
   }
-  std::sort(ends.begin(), ends.end());
+  std::make_heap(ends.begin(), ends.end(), std::greater<>());
 
   Statement& statement = session.statement();
   const Statement::Checkpoint mark = statement.Mark();
@@ -26,15 +30,17 @@ std::optional<Reservation> EasyBackfill::Reserve(Session& session, model::JobId 
   std::optional<Reservation> reservation;
   std::vector<model::TaskPlacement> placement;
   std::size_t tries = 0;
-  for (std::size_t i = 0; i < ends.size() && !reservation; ++i) {
-    statement.Evict(ends[i].second, head, EvictReason::kPreempt);  // scratch only: rolled back below
+  for (std::size_t released = 1; !ends.empty() && !reservation; ++released) {
+    std::pop_heap(ends.begin(), ends.end(), std::greater<>());
+    const auto [end, id] = ends.back();
+    ends.pop_back();
+    statement.Evict(id, head, EvictReason::kPreempt);  // what-if only: rolled back below
     const model::Resources free = state.cluster().capacity() - state.cluster().allocated();
     if (free.gpu_milli < need) continue;
-    const bool last = i + 1 == ends.size();
-    if (++tries > kExactTries && !last && !std::has_single_bit(i + 1)) continue;
+    if (++tries > kExactTries && !ends.empty() && !std::has_single_bit(released)) continue;
     placement.clear();
     if (session.plugins().placement->Place(gang, state.cluster(), PlaceOptions{}, placement)) {
-      reservation = Reservation{head, ends[i].first, std::vector<std::uint8_t>(state.cluster().nodes().size(), 0)};
+      reservation = Reservation{head, end, std::vector<std::uint8_t>(state.cluster().nodes().size(), 0)};
       for (const model::TaskPlacement& task : placement) reservation->nodes[task.node.index()] = 1;
     }
   }
