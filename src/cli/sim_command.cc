@@ -48,7 +48,14 @@ Result<sched::SchedulerConfig> PolicyConfig(const std::string& name) {
     config.job_order = "oracle-shortest-first";
     return config;
   }
-  return InvalidArgument("--policy: unknown policy '" + name + "' (known: default, fifo, sjf)");
+  if (name == "srtf" || name == "las") {
+    config.job_order = name == "srtf" ? "oracle-srtf" : "las";
+    config.actions = {"allocate", "preempt"};
+    config.preempt_by_job_order = true;
+    config.max_preemptors_per_cycle = 64;
+    return config;
+  }
+  return InvalidArgument("--policy: unknown policy '" + name + "' (known: default, fifo, sjf, srtf, las)");
 }
 
 // Helios (Hu et al., SC'21): Philly Oct 1 - Nov 30 2017, 11 VCs in 8-GPU nodes.
@@ -204,7 +211,7 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--workload", args->workload, "philly:PATH, jsonl:PATH or synthetic:N")->required();
   cmd->add_option("--preset", args->preset, "helios: Philly Oct-Nov 2017, its 11 VCs simulated separately");
   cmd->add_option("--cluster", args->cluster, "cluster file or shape (without a preset)")->capture_default_str();
-  cmd->add_option("--policy", args->policy, "default, fifo or sjf (oracle)")->capture_default_str();
+  cmd->add_option("--policy", args->policy, "default, fifo, sjf (oracle), srtf (oracle, preemptive) or las (Tiresias)")->capture_default_str();
   cmd->add_option("--load", args->load, "divide Philly submit offsets by this")->capture_default_str();
   cmd->add_option("--cycle-interval", args->cycle_interval, "seconds between cycles; 0: after every event")->capture_default_str();
   cmd->add_option("--seed", args->seed)->capture_default_str();

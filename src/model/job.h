@@ -81,6 +81,7 @@ struct Job {
   std::int32_t restarts = 0;
   std::vector<TaskPlacement> placements;
   Resources held;            // the sum of `placements`
+  double attained_gpu_seconds = 0;  // GPU-seconds run before the current run
   std::string never_reason;  // set once the job is known never to fit
 
   // Totals over every replica of every group, and over the minimum gang.
@@ -93,6 +94,13 @@ struct Job {
   // counts, topology), so identical requests can share one answer.
   std::uint64_t ShapeFingerprint() const;
   bool single_task() const { return groups.size() == 1 && groups[0].replicas == 1; }
+  // GPU-seconds of service received so far, the current run included:
+  // Tiresias' two-dimensional attained service.
+  double AttainedService(Time now) const {
+    const bool running = state == JobState::kRunning;
+    return attained_gpu_seconds +
+           (running ? static_cast<double>(held.gpu_milli) / 1000.0 * static_cast<double>(now - start_time) : 0.0);
+  }
 };
 
 }  // namespace tessera::model

@@ -10,7 +10,9 @@
 namespace tessera::sched {
 
 struct SchedulerConfig {
-  std::string job_order = "fifo";              // fifo | shortest-first | oracle-shortest-first (simulation)
+  // fifo | shortest-first | las | oracle-shortest-first | oracle-srtf (the
+  // oracle-* orders read true durations: simulation baselines only)
+  std::string job_order = "fifo";
   std::string queue_order = "drf";             // drf
   std::string admission = "quota";             // quota
   std::string placement = "topology-packing";  // topology-packing
@@ -23,6 +25,10 @@ struct SchedulerConfig {
   Seconds default_walltime = 24 * 3600;      // estimate for jobs that give none
   int max_domain_tries = 8;                  // topology domains tried per gang and level
   int max_preemptors_per_cycle = 16;         // victim searches per cycle (each action)
+  // Preempt also for equal priority, when the job order ranks the waiting job
+  // before a running one of its queue (SRTF and LAS need it).
+  bool preempt_by_job_order = false;
+  std::vector<double> las_thresholds = {3600.0, 36000.0};  // GPU-seconds: 1 and 10 GPU-hours
 };
 
 }  // namespace tessera::sched

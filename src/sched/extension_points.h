@@ -35,8 +35,9 @@ class Session;
 class JobOrder {
  public:
   virtual ~JobOrder() = default;
-  // True when `a` should be tried before `b` (same queue, same priority).
-  virtual bool Before(const model::Job& a, const model::Job& b) const = 0;
+  // True when `a` should be tried before `b` (same queue, same priority) at
+  // `now`; preemption by job order also compares a pending job with running ones.
+  virtual bool Before(const model::Job& a, const model::Job& b, Time now) const = 0;
 };
 
 class QueueOrder {

@@ -21,6 +21,8 @@ const Factories<JobOrder>& JobOrders() {
       {"fifo", [](const SchedulerConfig&) { return std::make_unique<FifoOrder>(); }},
       {"shortest-first", [](const SchedulerConfig& c) { return std::make_unique<ShortestFirstOrder>(c.default_walltime); }},
       {"oracle-shortest-first", [](const SchedulerConfig&) { return std::make_unique<OracleShortestFirstOrder>(); }},
+      {"oracle-srtf", [](const SchedulerConfig&) { return std::make_unique<OracleSrtfOrder>(); }},
+      {"las", [](const SchedulerConfig& c) { return std::make_unique<LasOrder>(c.las_thresholds); }},
   };
   return kFactories;
 }

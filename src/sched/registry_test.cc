@@ -40,8 +40,8 @@ TEST(RegistryTest, ShortestFirstUsesTheConfiguredDefaultWalltime) {
   model::Job none, hour;
   none.walltime = 0;
   hour.walltime = 3600;
-  EXPECT_TRUE(plugins->job_order->Before(none, hour));
-  EXPECT_FALSE(plugins->job_order->Before(hour, none));
+  EXPECT_TRUE(plugins->job_order->Before(none, hour, 0));
+  EXPECT_FALSE(plugins->job_order->Before(hour, none, 0));
 }
 
 TEST(RegistryTest, UnknownJobOrderListsTheKnownOnes) {

@@ -158,7 +158,7 @@ class PropertyRun {
     } else if (event < 0.82) {
       const auto gpu = model::GpuId(static_cast<std::int32_t>(rng_.Uniform(0, static_cast<std::int64_t>(cluster.gpus().size()) - 1)));
       const bool healthy = !cluster.gpu(gpu).healthy;  // flip
-      for (JobId id : state_->SetGpuHealthy(gpu, healthy)) static_cast<void>(state_->Requeue(id));
+      for (JobId id : state_->SetGpuHealthy(gpu, healthy)) static_cast<void>(state_->Requeue(id, now_));
     } else if (event < 0.87) {
       const auto node = model::NodeId(static_cast<std::int32_t>(rng_.Uniform(0, static_cast<std::int64_t>(cluster.nodes().size()) - 1)));
       state_->cluster().SetSchedulable(node, !cluster.node(node).schedulable);

@@ -73,7 +73,7 @@ void Session::BuildStream() {
     const Job& y = state_.job(b);
     if (x.priority != y.priority) return x.priority > y.priority;
     if (x.queue != y.queue) return x.queue < y.queue;
-    return order.Before(x, y);
+    return order.Before(x, y, now_);
   });
   for (std::size_t i = 0; i < stream_.size();) {
     const std::size_t begin = i;

@@ -45,7 +45,13 @@ void SchedulerState::Bind(JobId id, std::vector<model::TaskPlacement> placements
   jobs_.SetState(id, JobState::kRunning);
 }
 
-std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id) {
+std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id, Time now) {
+  Job& job = jobs_.at(id);
+  job.attained_gpu_seconds = job.AttainedService(now);
+  return Release(id);
+}
+
+std::vector<model::TaskPlacement> SchedulerState::Release(JobId id) {
   Job& job = jobs_.at(id);
   queues_.Charge(job.queue, job.Held(), -1, job.preemptible);
   for (const model::TaskPlacement& task : job.placements) cluster_.Release(task);
@@ -55,17 +61,17 @@ std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id) {
 }
 
 void SchedulerState::Finish(JobId id, JobState end) {
-  if (jobs_.at(id).state == JobState::kRunning) Unbind(id);
+  if (jobs_.at(id).state == JobState::kRunning) Release(id);
   jobs_.SetState(id, end);
 }
 
-bool SchedulerState::Requeue(JobId id) {
+bool SchedulerState::Requeue(JobId id, Time now) {
   Job& job = jobs_.at(id);
   if (job.restarts >= job.max_restarts) {
     Finish(id, JobState::kFailed);
     return false;
   }
-  if (job.state == JobState::kRunning) Unbind(id);
+  if (job.state == JobState::kRunning) Unbind(id, now);
   ++job.restarts;
   return true;
 }

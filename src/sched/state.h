@@ -41,7 +41,8 @@ class SchedulerState {
   // Starts a pending job on `placements` / stops a running one and returns it
   // to pending. The scheduler calls these through a Statement.
   void Bind(model::JobId id, std::vector<model::TaskPlacement> placements, Time now);
-  std::vector<model::TaskPlacement> Unbind(model::JobId id);
+  // Stops a running job at `now`, adding the run to its attained service.
+  std::vector<model::TaskPlacement> Unbind(model::JobId id, Time now);
 
   // A running job ended (succeeded, failed or cancelled): its resources free up.
   // A pending job may also be cancelled.
@@ -50,7 +51,7 @@ class SchedulerState {
   // (spec.restart.maxRestarts) it goes back to pending and restarts from its
   // last checkpoint when placed again; past it, it ends as failed. True when
   // requeued.
-  bool Requeue(model::JobId id);
+  bool Requeue(model::JobId id, Time now);
   // A job wrote a checkpoint at `now`: preempting it now loses nothing.
   void Checkpointed(model::JobId id, Time now) { jobs_.at(id).last_checkpoint = now; }
 
@@ -63,6 +64,9 @@ class SchedulerState {
   model::Cluster cluster_;
   model::QueueTree queues_;
   model::JobTable jobs_;
+  // Frees a running job's resources and returns it to pending, without
+  // touching its attained service.
+  std::vector<model::TaskPlacement> Release(model::JobId id);
   // Feasibility answers by (shape, queue, preemptible): submissions repeat shapes.
   std::unordered_map<std::uint64_t, std::string> feasibility_cache_;
 };

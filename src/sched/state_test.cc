@@ -17,16 +17,20 @@ TEST(SchedulerStateTest, RequeueWithinTheRestartBudgetThenFail) {
   SchedulerState state = MakeState(MakeCluster(1, 8));
   model::Job job = MakeJob({.gpu_milli = 2000});
   job.max_restarts = 2;
-  const model::JobId id = StartJob(state, std::move(job), 0);
-  for (int restart = 1; restart <= 2; ++restart) {
-    ASSERT_TRUE(state.Requeue(id));
-    EXPECT_EQ(state.job(id).state, model::JobState::kPending);
-    EXPECT_EQ(state.job(id).restarts, restart);
-    EXPECT_EQ(state.cluster().allocated().gpu_milli, 0);
-    state.Bind(id, state.job(id).placements.empty() ? std::vector<model::TaskPlacement>{fixtures::WholeGpus(state.cluster(), 0, {0, 1})}
-                                                    : state.job(id).placements, restart * 10);
-  }
-  EXPECT_FALSE(state.Requeue(id));  // the third failure exhausts the budget
+  const model::JobId id = StartJob(state, std::move(job), 0);  // runs 0..15 on 2 GPUs
+  const std::vector<model::TaskPlacement> placement = state.job(id).placements;
+  ASSERT_TRUE(state.Requeue(id, 15));
+  EXPECT_EQ(state.job(id).state, model::JobState::kPending);
+  EXPECT_EQ(state.job(id).restarts, 1);
+  EXPECT_EQ(state.cluster().allocated().gpu_milli, 0);
+  EXPECT_DOUBLE_EQ(state.job(id).attained_gpu_seconds, 2.0 * 15);
+  state.Bind(id, placement, 20);  // runs 20..25
+  ASSERT_TRUE(state.Requeue(id, 25));
+  EXPECT_EQ(state.job(id).restarts, 2);
+  EXPECT_DOUBLE_EQ(state.job(id).attained_gpu_seconds, 2.0 * 15 + 2.0 * 5);
+  state.Bind(id, placement, 30);
+  EXPECT_DOUBLE_EQ(state.job(id).AttainedService(40), 2.0 * 30);  // the current run counts too
+  EXPECT_FALSE(state.Requeue(id, 100));  // the third failure exhausts the budget
   EXPECT_EQ(state.job(id).state, model::JobState::kFailed);
   EXPECT_EQ(state.cluster().allocated().gpu_milli, 0);
   EXPECT_TRUE(state.jobs().running().empty());
@@ -36,7 +40,7 @@ TEST(SchedulerStateTest, RequeueWithinTheRestartBudgetThenFail) {
 TEST(SchedulerStateTest, ByDefaultAFailureEndsTheJob) {
   SchedulerState state = MakeState(MakeCluster(1, 8));
   const model::JobId id = StartJob(state, MakeJob({}), 0);
-  EXPECT_FALSE(state.Requeue(id));
+  EXPECT_FALSE(state.Requeue(id, 10));
   EXPECT_EQ(state.job(id).state, model::JobState::kFailed);
 }
 

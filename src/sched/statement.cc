@@ -12,14 +12,15 @@ Statement::~Statement() { RollbackTo(0); }
 
 void Statement::Bind(model::JobId job, std::vector<model::TaskPlacement> placements) {
   const model::Job& before = state_.job(job);
-  log_.push_back(Op{Op::Kind::kBind, job, {}, EvictReason::kPreempt, {}, before.start_time, before.last_checkpoint});
+  log_.push_back(Op{Op::Kind::kBind, job, {}, EvictReason::kPreempt, {}, before.start_time, before.last_checkpoint,
+                    before.attained_gpu_seconds});
   state_.Bind(job, std::move(placements), now_);
 }
 
 void Statement::Evict(model::JobId victim, model::JobId preemptor, EvictReason reason) {
   const model::Job& job = state_.job(victim);
-  Op op{Op::Kind::kEvict, victim, preemptor, reason, {}, job.start_time, job.last_checkpoint};
-  op.placements = state_.Unbind(victim);
+  Op op{Op::Kind::kEvict, victim, preemptor, reason, {}, job.start_time, job.last_checkpoint, job.attained_gpu_seconds};
+  op.placements = state_.Unbind(victim, now_);
   log_.push_back(std::move(op));
 }
 
@@ -27,12 +28,13 @@ void Statement::RollbackTo(Checkpoint mark) {
   while (log_.size() > mark) {
     Op& op = log_.back();
     if (op.kind == Op::Kind::kBind) {
-      state_.Unbind(op.job);
+      state_.Unbind(op.job, now_);
     } else {
       state_.Bind(op.job, std::move(op.placements), op.start_time);
     }
     state_.job(op.job).start_time = op.start_time;
     state_.job(op.job).last_checkpoint = op.last_checkpoint;
+    state_.job(op.job).attained_gpu_seconds = op.attained_gpu_seconds;
     log_.pop_back();
   }
 }

@@ -40,6 +40,7 @@ class Statement {
     std::vector<model::TaskPlacement> placements;
     Time start_time = 0;
     Time last_checkpoint = 0;
+    double attained_gpu_seconds = 0;
   };
   SchedulerState& state_;
   Time now_;

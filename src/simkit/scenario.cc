@@ -290,7 +290,7 @@ Status Runner::Apply(const Event& e, Time now) {
   const int local = slash == std::string::npos ? -1 : std::atoi(e.target.c_str() + slash + 1);
   if (local < 0 || local >= n.gpu_count) return InvalidArgument(s_.source + ": event " + e.kind + ": write NODE/GPU-INDEX");
   // A failed GPU takes its jobs down: each restarts within its restart budget, or fails.
-  for (model::JobId id : state.SetGpuHealthy(n.gpu(local), e.kind == "repairGpu")) static_cast<void>(state.Requeue(id));
+  for (model::JobId id : state.SetGpuHealthy(n.gpu(local), e.kind == "repairGpu")) static_cast<void>(state.Requeue(id, now));
   return Status::Ok();
 }
 

@@ -91,6 +91,30 @@ TEST(SimulatorTest, PreemptedWorkResumesWithWhatIsLeft) {
   EXPECT_DOUBLE_EQ(lossy->lost_gpu_seconds, 4 * 30.0);
 }
 
+// a (8 GPUs, 100 s) starts at 0; b (8 GPUs, 10 s) arrives at 20. SRTF: b has
+// less left than a's 80 s, so a is preempted, b runs 20..30 and a resumes to
+// end at 110. LAS with a threshold of 100 GPU-seconds: a has attained 160, b 0,
+// so b goes first too. Plain FIFO lets b wait until 100.
+TEST(SimulatorTest, PreemptiveOrdersGolden) {
+  const Workload w{"test", {Job("a", 0, 100, 8), Job("b", 20, 10, 8)}};
+  for (const std::string order : {"oracle-srtf", "las"}) {
+    SimOptions options;
+    options.scheduler.job_order = order;
+    options.scheduler.preempt_by_job_order = true;
+    options.scheduler.reservation = "none";
+    options.scheduler.actions = {"allocate", "preempt"};
+    options.scheduler.las_thresholds = {100.0};
+    auto r = Simulate(State("1 nodes x 8 GPUs"), w, options);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(Record(*r, "b").end, 30) << order;
+    EXPECT_EQ(Record(*r, "a").end, 110) << order;
+    EXPECT_EQ(r->preemptions, 1) << order;
+  }
+  auto fifo = Simulate(State("1 nodes x 8 GPUs"), w, Policy("fifo"));
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_EQ(Record(*fifo, "b").end, 110);
+}
+
 TEST(SimulatorTest, DeterministicAndCycleInterval) {
   Workload w{"test", {}};
   for (int i = 0; i < 200; ++i) w.jobs.push_back(Job("j" + std::to_string(i), i * 7, 50 + (i * 37) % 400, 1 + i % 4));

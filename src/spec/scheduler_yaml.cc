@@ -5,7 +5,7 @@ namespace tessera::spec {
 Result<sched::SchedulerConfig> ParseSchedulerConfig(const YamlValue& value) {
   auto map = YamlMap::Read(value, {"jobOrder", "queueOrder", "admission", "placement", "victimCost", "reservation",
                                    "actions", "fairShareHalfLife", "defaultWalltime", "maxDomainTries",
-                                   "maxPreemptorsPerCycle"});
+                                   "maxPreemptorsPerCycle", "preemptByJobOrder"});
   if (!map.ok()) return map.status();
   sched::SchedulerConfig config;
   TESSERA_RETURN_IF_ERROR(map->ReadString("jobOrder", &config.job_order));
@@ -19,6 +19,7 @@ Result<sched::SchedulerConfig> ParseSchedulerConfig(const YamlValue& value) {
   TESSERA_RETURN_IF_ERROR(map->ReadDuration("defaultWalltime", &config.default_walltime));
   TESSERA_RETURN_IF_ERROR(map->ReadInt("maxDomainTries", &config.max_domain_tries, 1, 1024));
   TESSERA_RETURN_IF_ERROR(map->ReadInt("maxPreemptorsPerCycle", &config.max_preemptors_per_cycle, 0, 100000));
+  TESSERA_RETURN_IF_ERROR(map->ReadBool("preemptByJobOrder", &config.preempt_by_job_order));
   return config;
 }
 

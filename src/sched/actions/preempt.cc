@@ -1,10 +1,9 @@
 // preempt: within one queue, a higher-priority job displaces preemptible jobs
-// of strictly lower priority. Across queues, only reclaim moves capacity, so
-// priority never overrides another queue's guarantee.
+// of strictly lower priority (and, with preempt_by_job_order, jobs of equal
+// priority that the job order ranks after it: SRTF, LAS). Across queues, only
+// reclaim moves capacity, so priority never overrides another queue's guarantee.
 #include "sched/actions/preemptive_action.h"
 
-#include <algorithm>
-#include <limits>
 #include <vector>
 
 namespace tessera::sched {
@@ -14,22 +13,31 @@ class Preempt final : public PreemptiveAction {
  protected:
   EvictReason reason() const override { return EvictReason::kPreempt; }
   void Prepare(const Session& session) override {
-    lowest_.assign(session.state().queues().queues().size(), std::numeric_limits<std::int32_t>::max());
+    weakest_.assign(session.state().queues().queues().size(), nullptr);
     for (model::JobId id : session.state().jobs().running()) {
       const model::Job& job = session.state().job(id);
-      if (job.preemptible) lowest_[job.queue.index()] = std::min(lowest_[job.queue.index()], job.priority);
+      const model::Job*& weakest = weakest_[job.queue.index()];
+      if (job.preemptible && (!weakest || Outranks(session, *weakest, job))) weakest = &job;
     }
   }
-  // Some preemptible job of its queue runs at a lower priority.
-  bool Qualifies(const Session&, const model::Job& job, const Outcome&) const override {
-    return job.priority > lowest_[job.queue.index()];
+  // It outranks the weakest preemptible job running in its queue.
+  bool Qualifies(const Session& session, const model::Job& job, const Outcome&) const override {
+    const model::Job* weakest = weakest_[job.queue.index()];
+    return weakest && Outranks(session, job, *weakest);
   }
-  bool MayEvict(const Session&, const model::Job& preemptor, const model::Job& victim) const override {
-    return victim.queue == preemptor.queue && victim.priority < preemptor.priority;
+  bool MayEvict(const Session& session, const model::Job& preemptor, const model::Job& victim) const override {
+    return victim.queue == preemptor.queue && Outranks(session, preemptor, victim);
   }
 
  private:
-  std::vector<std::int32_t> lowest_;  // per queue: lowest priority of a running preemptible job
+  // Strictly higher priority; or, with preempt_by_job_order, equal priority
+  // and first in the job order.
+  static bool Outranks(const Session& session, const model::Job& a, const model::Job& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return session.config().preempt_by_job_order && session.plugins().job_order->Before(a, b, session.now());
+  }
+
+  std::vector<const model::Job*> weakest_;  // per queue: the running preemptible job every other outranks
 };
 
 }  // namespace

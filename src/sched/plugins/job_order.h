@@ -8,26 +8,50 @@
 // it is not an oracle.
 #pragma once
 
+#include <vector>
+
 #include "sched/extension_points.h"
 
 namespace tessera::sched {
 
 class FifoOrder final : public JobOrder {
  public:
-  bool Before(const model::Job& a, const model::Job& b) const override;
+  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+};
+
+// las: Tiresias' discretised two-dimensional least attained service (Gu et
+// al., NSDI'19). A job's queue is the number of thresholds its attained
+// GPU-seconds (GPUs x time run) have passed; lower queues go first, FIFO within
+// a queue. Needs no duration, and with preemption by job order it lets new
+// and short jobs overtake long-running ones, only when they cross a threshold.
+class LasOrder final : public JobOrder {
+ public:
+  explicit LasOrder(std::vector<double> thresholds) : thresholds_(std::move(thresholds)) {}
+  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+  std::size_t QueueOf(const model::Job& job, Time now) const;
+
+ private:
+  std::vector<double> thresholds_;  // GPU-seconds, ascending
+};
+
+// oracle-srtf: shortest remaining true time first (Job::oracle_duration minus
+// the time run so far): the preemptive oracle baseline.
+class OracleSrtfOrder final : public JobOrder {
+ public:
+  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
 };
 
 // oracle-shortest-first: the true duration (Job::oracle_duration), for the
 // simulator's SJF baseline. An oracle: no real scheduler knows it.
 class OracleShortestFirstOrder final : public JobOrder {
  public:
-  bool Before(const model::Job& a, const model::Job& b) const override;
+  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
 };
 
 class ShortestFirstOrder final : public JobOrder {
  public:
   explicit ShortestFirstOrder(Seconds default_walltime) : default_walltime_(default_walltime) {}
-  bool Before(const model::Job& a, const model::Job& b) const override;
+  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
 
  private:
   Seconds default_walltime_;
