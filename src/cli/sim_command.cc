@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "base/quantity.h"
 #include "base/random.h"
 #include "cli/commands.h"
 #include "simkit/jsonl_trace.h"
@@ -28,6 +29,11 @@ struct SimArgs {
   Seconds cycle_interval = 0;
   std::uint64_t seed = 1;
   double rate = 0.01;  // synthetic arrivals per second
+  std::string failures = "none";      // none | llama3 | interruptions per GPU-hour
+  Seconds checkpoint_interval = 0;    // for jobs without one of their own
+  Seconds restart_cost = 0;
+  Seconds gpu_repair = 4 * 3600;
+  Seconds node_repair = 12 * 3600;
   std::string out;
   bool quiet = false;
 };
@@ -87,6 +93,21 @@ simkit::Workload LoadWorkload(const SimArgs& args) {
     if (!workload.ok()) Fail(workload.status());
     return std::move(workload).value();
   }
+  if (kind == "gang") {  // gang:GPUS:DURATION, one job of 8-GPU tasks
+    const std::size_t second = arg.find(':');
+    const long gpus = std::atol(arg.substr(0, second).c_str());
+    auto duration = ParseDuration(second == std::string::npos ? "" : arg.substr(second + 1));
+    if (gpus <= 0 || gpus % 8 || !duration.ok()) Fail(InvalidArgument("--workload gang:GPUS:DURATION, GPUS a multiple of 8 (gang:16000:30d)"));
+    simkit::WorkloadJob job;
+    job.job.name = "gang";
+    model::TaskGroup group;
+    group.name = "worker";
+    group.replicas = group.min_replicas = static_cast<std::int32_t>(gpus / 8);
+    group.request.gpu_milli = 8000;
+    job.job.groups.push_back(group);
+    job.duration = *duration;
+    return simkit::Workload{"gang", {std::move(job)}};
+  }
   if (kind == "synthetic") {
     const long count = std::atol(arg.c_str());
     if (count <= 0) Fail(InvalidArgument("--workload synthetic:N needs a positive job count"));
@@ -100,7 +121,7 @@ simkit::Workload LoadWorkload(const SimArgs& args) {
     }
     return workload;
   }
-  Fail(InvalidArgument("--workload: write philly:PATH, jsonl:PATH or synthetic:N"));
+  Fail(InvalidArgument("--workload: write philly:PATH, jsonl:PATH, synthetic:N or gang:GPUS:DURATION"));
 }
 
 // Sums step functions sampled at different times into one.
@@ -126,13 +147,29 @@ std::vector<simkit::Sample> MergeSeries(const std::vector<std::vector<simkit::Sa
 }
 
 void RunSim(const SimArgs& args) {
-  const simkit::Workload workload = LoadWorkload(args);
+  simkit::Workload workload = LoadWorkload(args);
+  for (simkit::WorkloadJob& job : workload.jobs) {
+    if (job.job.checkpoint_interval == 0) job.job.checkpoint_interval = args.checkpoint_interval;
+  }
   auto config = PolicyConfig(args.policy);
   if (!config.ok()) Fail(config.status());
   simkit::SimOptions options;
   options.scheduler = *config;
   options.cycle_interval = args.cycle_interval;
   options.sample_interval = 300;
+  if (args.failures == "llama3") {
+    options.failures.per_gpu_hour = simkit::FailureModel::kLlama3PerGpuHour;
+  } else if (args.failures != "none") {
+    char* end = nullptr;
+    options.failures.per_gpu_hour = std::strtod(args.failures.c_str(), &end);
+    if (*end || !(options.failures.per_gpu_hour > 0)) {
+      Fail(InvalidArgument("--failures: none, llama3, or interruptions per GPU-hour (e.g. 1e-4)"));
+    }
+  }
+  options.failures.restart_cost = args.restart_cost;
+  options.failures.gpu_repair = args.gpu_repair;
+  options.failures.node_repair = args.node_repair;
+  options.failures.seed = args.seed;
   const bool progress = !args.quiet && isatty(fileno(stderr));
 
   // One simulation per cluster: each Helios VC alone, else the whole workload.
@@ -174,6 +211,7 @@ void RunSim(const SimArgs& args) {
     total.capacity_while_pending += result->capacity_while_pending;
     total.lost_gpu_seconds += result->lost_gpu_seconds;
     total.preemptions += result->preemptions;
+    total.failures += result->failures;
     total.events += result->events;
     total.cycles += result->cycles;
     series.push_back(std::move(result->series));
@@ -208,7 +246,7 @@ void RunSim(const SimArgs& args) {
 void AddSimCommand(CLI::App& app) {
   auto args = std::make_shared<SimArgs>();
   auto* cmd = app.add_subcommand("sim", "Replay a workload on a simulated cluster through the scheduling core");
-  cmd->add_option("--workload", args->workload, "philly:PATH, jsonl:PATH or synthetic:N")->required();
+  cmd->add_option("--workload", args->workload, "philly:PATH, jsonl:PATH, synthetic:N or gang:GPUS:DURATION")->required();
   cmd->add_option("--preset", args->preset, "helios: Philly Oct-Nov 2017, its 11 VCs simulated separately");
   cmd->add_option("--cluster", args->cluster, "cluster file or shape (without a preset)")->capture_default_str();
   cmd->add_option("--policy", args->policy, "default, fifo, sjf (oracle), srtf (oracle, preemptive) or las (Tiresias)")->capture_default_str();
@@ -216,6 +254,12 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--cycle-interval", args->cycle_interval, "seconds between cycles; 0: after every event")->capture_default_str();
   cmd->add_option("--seed", args->seed)->capture_default_str();
   cmd->add_option("--rate", args->rate, "synthetic arrivals per second")->capture_default_str();
+  cmd->add_option("--failures", args->failures, "none, llama3 (Llama 3's interruption rate) or interruptions per GPU-hour")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-interval", args->checkpoint_interval, "seconds, for jobs without their own")->capture_default_str();
+  cmd->add_option("--restart-cost", args->restart_cost, "seconds of extra work after every restart")->capture_default_str();
+  cmd->add_option("--gpu-repair", args->gpu_repair, "seconds a failed GPU is out")->capture_default_str();
+  cmd->add_option("--node-repair", args->node_repair, "seconds a failed node is out")->capture_default_str();
   cmd->add_option("--out", args->out, "directory for summary.json, jobs.csv, timeseries.csv");
   cmd->add_flag("--quiet", args->quiet, "no progress bar, no summary lines");
   cmd->callback([args] { RunSim(*args); });

@@ -1,13 +1,22 @@
 #include "simkit/simulator.h"
 
 #include <algorithm>
+#include <limits>
 #include <queue>
 #include <tuple>
 
+#include "base/random.h"
 #include "sched/scheduler.h"
 
 namespace tessera::simkit {
 namespace {
+
+struct Outage {
+  Time time;
+  std::int32_t gpu;  // a failed GPU, or any GPU of a failed node
+  bool node;
+  bool operator>(const Outage& o) const { return std::tie(time, gpu) > std::tie(o.time, o.gpu); }
+};
 
 struct End {
   Time time;
@@ -27,6 +36,11 @@ class Run {
   Status Submit(const WorkloadJob& w, Time now);
   void Cycle(Time now);
   void Sample(Time now);
+  // Stops a job that lost its GPUs at `now`: it keeps what its periodic
+  // checkpoints saved and goes back to pending.
+  void Interrupt(model::JobId id, Time now);
+  void Fail(Time now);          // one random interruption
+  void Restore(const Outage& outage);  // the repair of a GPU or node
 
   sched::SchedulerState state_;
   const Workload& workload_;
@@ -37,6 +51,10 @@ class Run {
   std::vector<Seconds> done_;          // work kept so far, per job
   std::vector<Time> started_;          // start of the current run, per job
   std::vector<std::int32_t> epoch_;
+  std::vector<std::uint8_t> restarting_;  // pays the restart cost when it next starts
+  std::priority_queue<Outage, std::vector<Outage>, std::greater<>> repairs_;
+  Rng failure_rng_{options_.failures.seed};
+  Time next_failure_ = kNever;
   Time next_sample_ = 0;
   std::size_t ended_ = 0;
 };
@@ -46,10 +64,13 @@ Status Run::Submit(const WorkloadJob& w, Time now) {
   job.queue = state_.queues().Find(w.queue);
   if (!job.queue.valid()) return InvalidArgument(workload_.source + ": job " + job.name + ": unknown queue '" + w.queue + "'");
   job.oracle_duration = w.duration;
+  // Under the failure model jobs restart from their checkpoints as often as needed.
+  if (options_.failures.per_gpu_hour > 0) job.max_restarts = std::numeric_limits<std::int32_t>::max();
   JobRecord record{job.name, w.queue, w.group, now, -1, -1, w.duration, 0, job.TotalRequest().gpu_milli, 0};
   state_.Submit(std::move(job), now);
   result_.jobs.push_back(std::move(record));
   done_.push_back(0);
+  restarting_.push_back(0);
   started_.push_back(0);
   epoch_.push_back(0);
   return Status::Ok();
@@ -77,10 +98,60 @@ void Run::Cycle(Time now) {
     const std::size_t j = o.job.index();
     started_[j] = now;
     if (result_.jobs[j].first_start < 0) result_.jobs[j].first_start = now;
-    const Seconds remaining = std::max<Seconds>(0, result_.jobs[j].duration - done_[j]);
+    Seconds remaining = std::max<Seconds>(0, result_.jobs[j].duration - done_[j]);
+    if (restarting_[j]) {  // startup and checkpoint loading: work that produces nothing
+      remaining += options_.failures.restart_cost;
+      done_[j] -= options_.failures.restart_cost;
+      result_.lost_gpu_seconds += static_cast<double>(result_.jobs[j].gpu_milli) / 1000.0 *
+                                  static_cast<double>(options_.failures.restart_cost);
+      restarting_[j] = 0;
+    }
     ends_.push(End{now + remaining, o.job.value(), epoch_[j]});
   }
   Sample(now);
+}
+
+void Run::Interrupt(model::JobId id, Time now) {
+  const std::size_t j = id.index();
+  const model::Job& job = state_.job(id);
+  const Seconds ran = now - started_[j];
+  const Seconds kept = job.checkpoint_interval > 0 ? ran / job.checkpoint_interval * job.checkpoint_interval : 0;
+  done_[j] += kept;
+  result_.jobs[j].ran += ran;
+  result_.lost_gpu_seconds += static_cast<double>(result_.jobs[j].gpu_milli) / 1000.0 * static_cast<double>(ran - kept);
+  ++result_.jobs[j].failures;
+  ++epoch_[j];
+  restarting_[j] = 1;
+  static_cast<void>(state_.Requeue(id, now));  // unlimited restarts under the failure model
+}
+
+void Run::Fail(Time now) {
+  const model::Cluster& cluster = state_.cluster();
+  const auto gpu = model::GpuId(static_cast<std::int32_t>(failure_rng_.Uniform(0, static_cast<std::int64_t>(cluster.gpus().size()) - 1)));
+  const bool node_fault = !failure_rng_.Bernoulli(options_.failures.gpu_share);
+  const model::Node& node = cluster.node(cluster.gpu(gpu).node);
+  ++result_.failures;
+  std::vector<model::JobId> hit;
+  if (node_fault) {
+    if (!node.schedulable) return;  // already down
+    hit = state_.JobsOnNode(node.id);
+    state_.cluster().SetSchedulable(node.id, false);
+    repairs_.push(Outage{now + options_.failures.node_repair, gpu.value(), true});
+  } else {
+    if (!cluster.gpu(gpu).healthy) return;
+    hit = state_.SetGpuHealthy(gpu, false);
+    repairs_.push(Outage{now + options_.failures.gpu_repair, gpu.value(), false});
+  }
+  for (model::JobId id : hit) Interrupt(id, now);
+}
+
+void Run::Restore(const Outage& outage) {
+  const auto gpu = model::GpuId(outage.gpu);
+  if (outage.node) {
+    state_.cluster().SetSchedulable(state_.cluster().gpu(gpu).node, true);
+  } else {
+    state_.SetGpuHealthy(gpu, true);
+  }
 }
 
 void Run::Sample(Time now) {
@@ -100,10 +171,26 @@ Result<SimResult> Run::Go() {
   std::size_t next_submit = 0;
   Time next_cycle = kNever;
   Time last = jobs.empty() ? 0 : jobs.front().submit;
+  const double failures_per_second = options_.failures.per_gpu_hour / 3600.0 *
+                                     static_cast<double>(state_.cluster().gpus().size());
+  const auto schedule_failure = [&](Time from) {
+    next_failure_ = failures_per_second > 0 ? from + static_cast<Time>(failure_rng_.Exponential(1.0 / failures_per_second)) + 1
+                                            : kNever;
+  };
+  schedule_failure(last);
   while (true) {
     Time now = next_cycle;
     if (next_submit < jobs.size()) now = std::min(now, jobs[next_submit].submit);
     if (!ends_.empty()) now = std::min(now, ends_.top().time);
+    // Failures matter only while jobs run or are still to come; repairs also
+    // while jobs wait (perhaps for the repaired capacity). Without either the
+    // run is over, even if jobs that can never fit still wait.
+    const bool busy = !state_.jobs().running().empty() || next_submit < jobs.size();
+    if (busy) {
+      if (next_failure_ < last) schedule_failure(last);  // the clock never goes back
+      now = std::min(now, next_failure_);
+    }
+    if ((busy || !state_.jobs().pending().empty()) && !repairs_.empty()) now = std::min(now, repairs_.top().time);
     if (now == kNever) break;
     if (!state_.jobs().pending().empty()) {
       const double dt = static_cast<double>(now - last);
@@ -121,6 +208,15 @@ Result<SimResult> Run::Go() {
       result_.jobs[id.index()].ran += now - started_[id.index()];
       ++result_.events;
       ++ended_;
+      changed = true;
+    }
+    for (; !repairs_.empty() && repairs_.top().time == now; repairs_.pop()) {
+      Restore(repairs_.top());
+      changed = true;
+    }
+    if (now == next_failure_) {
+      Fail(now);
+      schedule_failure(now);
       changed = true;
     }
     for (; next_submit < jobs.size() && jobs[next_submit].submit == now; ++next_submit) {

@@ -130,6 +130,43 @@ TEST(SimulatorTest, DeterministicAndCycleInterval) {
   for (const JobRecord& j : c->jobs) EXPECT_EQ(j.first_start % 60, 0) << j.name;  // starts only on cycles
 }
 
+// One 8-GPU job of 10 hours on two nodes, with failures every ~30 minutes of
+// the cluster. The same seed gives the same failures in every run, so runs
+// differ only in what the job keeps: more frequent checkpoints lose less.
+TEST(SimulatorTest, FailuresRestartFromTheLastCheckpoint) {
+  const auto run = [](Seconds checkpoint_interval, Seconds restart_cost) {
+    Workload w{"test", {Job("train", 0, 36000, 8)}};
+    w.jobs[0].job.checkpoint_interval = checkpoint_interval;
+    SimOptions options;
+    options.failures.per_gpu_hour = 2.0 / 16;  // two interruptions an hour on 16 GPUs
+    options.failures.gpu_repair = 600;
+    options.failures.node_repair = 1800;
+    options.failures.restart_cost = restart_cost;
+    options.failures.seed = 42;
+    auto r = Simulate(State("2 nodes x 8 GPUs"), w, options);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return std::move(r).value();
+  };
+  const SimResult often = run(600, 0), rarely = run(3600, 0), never = run(0, 0), costly = run(600, 300);
+  const JobRecord& job = Record(often, "train");
+  ASSERT_GT(job.failures, 0);
+  EXPECT_GT(often.failures, 0);
+  EXPECT_GE(job.end - job.first_start, 36000);  // never faster than its work
+  // Work lost is what ran past the last checkpoint, per interruption.
+  EXPECT_GT(often.lost_gpu_seconds, 0);
+  EXPECT_LT(often.lost_gpu_seconds, rarely.lost_gpu_seconds);
+  EXPECT_LE(Record(often, "train").end, Record(rarely, "train").end);
+  // A restart cost of 300 s is paid once per interruption, on 8 GPUs.
+  EXPECT_DOUBLE_EQ(costly.lost_gpu_seconds - often.lost_gpu_seconds, 8.0 * 300 * Record(costly, "train").failures);
+  // Without checkpoints, a 10-hour job meets an interruption of its node in
+  // almost every run-through and may never finish; it never finishes early.
+  if (Record(never, "train").end >= 0) {
+    EXPECT_GE(Record(never, "train").end, Record(often, "train").end);
+  }
+  EXPECT_LT(Summarize(often, 0)["goodput_ratio"].get<double>(), 1.0);
+  EXPECT_EQ(Summarize(run(600, 0), 0).dump(), Summarize(often, 0).dump());  // deterministic
+}
+
 TEST(SimulatorTest, UnknownQueueIsAnError) {
   Workload w{"wl.jsonl", {Job("a", 0, 10, 1)}};
   w.jobs[0].queue = "nope";

@@ -60,6 +60,15 @@ nlohmann::json Summarize(const SimResult& result, double wall_s) {
   summary["gpu_alloc_ratio"] =
       result.capacity_while_pending > 0 ? result.allocated_while_pending / result.capacity_while_pending : 0.0;
   summary["preemptions"] = result.preemptions;
+  summary["failures"] = result.failures;
+  // Useful GPU time over GPU time held from first start to end, finished jobs.
+  double useful = 0, held = 0;
+  for (const JobRecord& r : result.jobs) {
+    if (r.end < 0) continue;
+    useful += static_cast<double>(r.gpu_milli) * static_cast<double>(r.duration);
+    held += static_cast<double>(r.gpu_milli) * static_cast<double>(r.end - r.first_start);
+  }
+  summary["goodput_ratio"] = held > 0 ? useful / held : 0.0;
   summary["lost_gpu_hours"] = result.lost_gpu_seconds / 3600.0;
   summary["cycles"] = result.cycles;
   summary["events"] = result.events;
@@ -73,11 +82,11 @@ nlohmann::json Summarize(const SimResult& result, double wall_s) {
 Status WriteJobsCsv(const SimResult& result, const std::string& path) {
   std::ofstream out(path);
   if (!out) return Internal("cannot write '" + path + "'");
-  out << "name,queue,group,gpus,submit,first_start,end,duration,ran,preemptions\n";
+  out << "name,queue,group,gpus,submit,first_start,end,duration,ran,preemptions,failures\n";
   for (const JobRecord& r : result.jobs) {
     out << r.name << ',' << r.queue << ',' << r.group << ',' << static_cast<double>(r.gpu_milli) / 1000.0 << ','
         << r.submit << ',' << r.first_start << ',' << r.end << ',' << r.duration << ',' << r.ran << ','
-        << r.preemptions << '\n';
+        << r.preemptions << ',' << r.failures << '\n';
   }
   return out ? Status::Ok() : Internal("failed writing '" + path + "'");
 }
