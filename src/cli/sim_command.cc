@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "simkit/jsonl_trace.h"
 #include "simkit/philly_trace.h"
+#include "simkit/report.h"
 #include "simkit/simulator.h"
 #include "simkit/summary.h"
 #include "simkit/synthetic_workload.h"
@@ -227,7 +228,8 @@ void RunSim(const SimArgs& args) {
     std::filesystem::create_directories(args.out);
     std::ofstream(args.out + "/summary.json") << summary.dump(2) << "\n";
     for (const Status& s : {simkit::WriteJobsCsv(total, args.out + "/jobs.csv"),
-                            simkit::WriteSeriesCsv(total, args.out + "/timeseries.csv")}) {
+                            simkit::WriteSeriesCsv(total, args.out + "/timeseries.csv"),
+                            simkit::WriteHtmlReport(total, summary, args.out + "/report.html")}) {
       if (!s.ok()) Fail(s);
     }
   }
@@ -260,7 +262,7 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--restart-cost", args->restart_cost, "seconds of extra work after every restart")->capture_default_str();
   cmd->add_option("--gpu-repair", args->gpu_repair, "seconds a failed GPU is out")->capture_default_str();
   cmd->add_option("--node-repair", args->node_repair, "seconds a failed node is out")->capture_default_str();
-  cmd->add_option("--out", args->out, "directory for summary.json, jobs.csv, timeseries.csv");
+  cmd->add_option("--out", args->out, "directory for summary.json, jobs.csv, timeseries.csv, report.html");
   cmd->add_flag("--quiet", args->quiet, "no progress bar, no summary lines");
   cmd->callback([args] { RunSim(*args); });
 }

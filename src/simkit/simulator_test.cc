@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "simkit/report.h"
 #include "simkit/summary.h"
 #include "spec/cluster_yaml.h"
 
@@ -164,7 +168,23 @@ TEST(SimulatorTest, FailuresRestartFromTheLastCheckpoint) {
     EXPECT_GE(Record(never, "train").end, Record(often, "train").end);
   }
   EXPECT_LT(Summarize(often, 0)["goodput_ratio"].get<double>(), 1.0);
+  EXPECT_LE(Summarize(often, 0)["effective_time_ratio"].get<double>(), Summarize(often, 0)["goodput_ratio"].get<double>());
   EXPECT_EQ(Summarize(run(600, 0), 0).dump(), Summarize(often, 0).dump());  // deterministic
+}
+
+TEST(SimulatorTest, HtmlReportIsSelfContained) {
+  auto r = Simulate(State("1 nodes x 8 GPUs"), ThreeJobs(), Policy("fifo"));
+  ASSERT_TRUE(r.ok());
+  const std::string path = (std::filesystem::temp_directory_path() / "tessera_report_test.html").string();
+  ASSERT_TRUE(WriteHtmlReport(*r, Summarize(*r, 0), path).ok());
+  std::ifstream in(path);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* part : {"GPU allocation over time", "Job completion time, CDF", "Average queueing delay by job size",
+                           "Share of GPU time by queue", "<polyline", "<rect", "135.667"}) {  // avg JCT (100+149+158)/3
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  for (const char* remote : {"http://", "https://", "<script"}) EXPECT_EQ(html.find(remote), std::string::npos) << remote;
+  std::filesystem::remove(path);
 }
 
 TEST(SimulatorTest, UnknownQueueIsAnError) {

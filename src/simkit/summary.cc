@@ -61,14 +61,20 @@ nlohmann::json Summarize(const SimResult& result, double wall_s) {
       result.capacity_while_pending > 0 ? result.allocated_while_pending / result.capacity_while_pending : 0.0;
   summary["preemptions"] = result.preemptions;
   summary["failures"] = result.failures;
-  // Useful GPU time over GPU time held from first start to end, finished jobs.
-  double useful = 0, held = 0;
+  // Over finished jobs, useful GPU time (their true durations) over the GPU
+  // time they ran (lost work and restarts count against it), and over their
+  // span from first start to end (waits for capacity after a preemption or a
+  // failure count too: a training run's "effective training time").
+  double useful = 0, ran = 0, span = 0;
   for (const JobRecord& r : result.jobs) {
     if (r.end < 0) continue;
-    useful += static_cast<double>(r.gpu_milli) * static_cast<double>(r.duration);
-    held += static_cast<double>(r.gpu_milli) * static_cast<double>(r.end - r.first_start);
+    const double gpus = static_cast<double>(r.gpu_milli);
+    useful += gpus * static_cast<double>(r.duration);
+    ran += gpus * static_cast<double>(r.ran);
+    span += gpus * static_cast<double>(r.end - r.first_start);
   }
-  summary["goodput_ratio"] = held > 0 ? useful / held : 0.0;
+  summary["goodput_ratio"] = ran > 0 ? useful / ran : 0.0;
+  summary["effective_time_ratio"] = span > 0 ? useful / span : 0.0;
   summary["lost_gpu_hours"] = result.lost_gpu_seconds / 3600.0;
   summary["cycles"] = result.cycles;
   summary["events"] = result.events;
