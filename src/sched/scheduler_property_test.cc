@@ -79,6 +79,7 @@ Job RandomJob(Rng& rng, const std::vector<model::QueueId>& leaves, int serial) {
   job.preemptible = !rng.Bernoulli(0.15);
   job.walltime = rng.Bernoulli(0.8) ? rng.Uniform(60, 7200) : 0;
   job.checkpoint_interval = rng.Bernoulli(0.5) ? 600 : 0;
+  job.oracle_duration = rng.Uniform(60, 7200);
   const int groups = rng.Bernoulli(0.15) ? 2 : 1;
   for (int g = 0; g < groups; ++g) {
     model::TaskGroup group;
@@ -134,7 +135,10 @@ class PropertyRun {
     model::QueueTree queues = RandomQueues(rng_, cluster.capacity().gpu_milli, leaves_);
     state_ = std::make_unique<SchedulerState>(std::move(cluster), std::move(queues));
     SchedulerConfig config;
-    config.job_order = rng_.Bernoulli(0.5) ? "fifo" : "shortest-first";
+    static const char* const kOrders[] = {"fifo", "shortest-first", "las", "oracle-srtf"};
+    config.job_order = kOrders[rng_.Uniform(0, 3)];
+    config.preempt_by_job_order = rng_.Bernoulli(0.5);
+    config.las_thresholds = {600.0, 6000.0};
     config.reservation = rng_.Bernoulli(0.8) ? "easy-backfill" : "none";
     if (config.reservation == "none") config.actions = {"allocate", "reclaim", "preempt"};
     config.fair_share_half_life = rng_.Bernoulli(0.5) ? 3600 : 0;
