@@ -9,6 +9,7 @@
 
 #include "base/quantity.h"
 #include "base/random.h"
+#include "model/test_nodes.h"
 
 namespace tessera::model {
 namespace {
@@ -17,19 +18,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-NodeSpec MakeNode(std::string name, std::int32_t gpus, std::string leaf = "leaf-0", std::string spine = "spine-0",
-                  std::string model = "H100", std::int64_t gpu_memory = 80 * kGiB) {
-  NodeSpec spec;
-  spec.name = std::move(name);
-  spec.gpu_model = std::move(model);
-  spec.gpus = gpus;
-  spec.gpu_memory = gpu_memory;
-  spec.cpu_milli = 64'000;
-  spec.memory = 512 * kGiB;
-  spec.leaf = std::move(leaf);
-  spec.spine = std::move(spine);
-  return spec;
-}
 
 // Four 8-GPU nodes: n0, n1 under leaf-0 and n2, n3 under leaf-1, one spine.
 Cluster FourNodes() {

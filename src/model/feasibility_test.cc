@@ -6,24 +6,13 @@
 #include <string>
 
 #include "base/quantity.h"
+#include "model/test_nodes.h"
 
 namespace tessera::model {
 namespace {
 
 using ::testing::HasSubstr;
 
-NodeSpec MakeNode(std::string name, std::int32_t gpus, std::string leaf, std::string model = "H100",
-                  std::int64_t gpu_memory = 80 * kGiB) {
-  NodeSpec spec;
-  spec.name = std::move(name);
-  spec.gpu_model = std::move(model);
-  spec.gpus = gpus;
-  spec.gpu_memory = gpu_memory;
-  spec.cpu_milli = 64'000;
-  spec.memory = 512 * kGiB;
-  spec.leaf = std::move(leaf);
-  return spec;
-}
 
 // Two leaves of two 8 x H100 nodes; a leaf with one 4 x A100 (40Gi) node; and
 // one CPU-only node with more CPUs and memory than any GPU node.
@@ -33,7 +22,7 @@ Cluster TestCluster() {
   cpu.memory = 2048 * kGiB;
   Result<Cluster> cluster =
       Cluster::Build({MakeNode("h0", 8, "leaf-0"), MakeNode("h1", 8, "leaf-0"), MakeNode("h2", 8, "leaf-1"),
-                      MakeNode("h3", 8, "leaf-1"), MakeNode("a0", 4, "leaf-2", "A100", 40 * kGiB), cpu});
+                      MakeNode("h3", 8, "leaf-1"), MakeNode("a0", 4, "leaf-2", "spine-0", "A100", 40 * kGiB), cpu});
   EXPECT_TRUE(cluster.ok()) << cluster.status().message();
   return std::move(cluster).value();
 }
@@ -213,8 +202,8 @@ TEST(FeasibilityNvlinkTest, NodeLocalDomainsSmallerThanTheNode) {
 
 TEST(FeasibilityNvlinkTest, MultiNodeDomainsAndNodeLocalDomainsTogether) {
   // An NVL-style rack of two 4 x GB200 nodes, next to a DGX whose 8 H100s share one NVSwitch.
-  NodeSpec a = MakeNode("gb-0", 4, "rack-0", "GB200", 192 * kGiB);
-  NodeSpec b = MakeNode("gb-1", 4, "rack-0", "GB200", 192 * kGiB);
+  NodeSpec a = MakeNode("gb-0", 4, "rack-0", "spine-0", "GB200", 192 * kGiB);
+  NodeSpec b = MakeNode("gb-1", 4, "rack-0", "spine-0", "GB200", 192 * kGiB);
   a.nvlink_group = b.nvlink_group = "nvl-0";
   const Cluster cluster = *Cluster::Build({a, b, MakeNode("dgx", 8, "leaf-1")});
   const QueueTree queues = QueueTree::Default(16'000);
