@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "simkit/report.h"
 #include "simkit/summary.h"
@@ -177,8 +178,9 @@ TEST(SimulatorTest, HtmlReportIsSelfContained) {
   ASSERT_TRUE(r.ok());
   const std::string path = (std::filesystem::temp_directory_path() / "tessera_report_test.html").string();
   ASSERT_TRUE(WriteHtmlReport(*r, Summarize(*r, 0), path).ok());
-  std::ifstream in(path);
-  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  const std::string html = text.str();
   for (const char* part : {"GPU allocation over time", "Job completion time, CDF", "Average queueing delay by job size",
                            "Share of GPU time by queue", "<polyline", "<rect", "135.667"}) {  // avg JCT (100+149+158)/3
     EXPECT_NE(html.find(part), std::string::npos) << part;
