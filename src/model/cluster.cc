@@ -70,6 +70,7 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
                              spec.spine + "'; a leaf switch has one spine");
     }
     auto [model_it, new_model] = model_ids.try_emplace(spec.gpu_model, static_cast<std::int32_t>(cluster.pools_.size()));
+    if (new_model && cluster.pools_.size() == 64) return InvalidArgument("a cluster has at most 64 GPU models");
     if (new_model) cluster.pools_.push_back(PoolIndex{spec.gpu_model, {}, 0, 0, 0, {}});
     PoolIndex& pool = cluster.pools_[model_it->second];
 
@@ -126,7 +127,7 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
       const std::int32_t g = cluster.GroupIndexOf(node, level);
       if (g < 0) continue;
       cluster.groups_[level][g].nodes.push_back(node.id);
-      cluster.group_models_[level][g] |= std::uint64_t{1} << (node.model.value() % 64);
+      cluster.group_models_[level][g] |= std::uint64_t{1} << node.model.value();
     }
     cluster.Reindex(node);
     for (std::uint64_t mask : node.nvlink_masks) {
@@ -149,6 +150,27 @@ GpuModelId Cluster::FindModel(std::string_view name) const {
     if (pools_[i].model_name == name) return GpuModelId(static_cast<std::int32_t>(i));
   }
   return GpuModelId();
+}
+
+std::string Cluster::ModelNames() const {
+  std::string names;
+  for (const PoolIndex& pool : pools_) names += (names.empty() ? "" : ", ") + pool.model_name;
+  return names;
+}
+
+Result<std::uint64_t> Cluster::ResolveModels(std::string_view names) const {
+  std::uint64_t mask = 0;
+  while (!names.empty()) {
+    const std::size_t bar = names.find('|');
+    const std::string_view name = names.substr(0, bar);
+    const GpuModelId id = FindModel(name);
+    if (!id.valid()) {
+      return NotFound("no node has GPU model '" + std::string(name) + "' (this cluster has " + ModelNames() + ")");
+    }
+    mask |= std::uint64_t{1} << id.value();
+    names = bar == std::string_view::npos ? std::string_view() : names.substr(bar + 1);
+  }
+  return mask;
 }
 
 Result<NodeId> Cluster::FindNode(std::string_view name) const {

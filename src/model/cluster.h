@@ -13,7 +13,8 @@
 //     histogram counts nodes by free whole GPUs, so "how many 8-GPU tasks fit in
 //     this leaf" is a dot product over at most 65 counters.
 //
-// A node holds GPUs of one model and at most 64 of them (a bit mask per node).
+// A node holds GPUs of one model and at most 64 of them (a bit mask per node);
+// a cluster has at most 64 GPU models (a task's accepted models are a mask).
 #pragma once
 
 #include <array>
@@ -129,6 +130,10 @@ class Cluster {
   std::size_t model_count() const { return pools_.size(); }
   const std::string& model_name(GpuModelId id) const { return pools_[id.index()].model_name; }
   GpuModelId FindModel(std::string_view name) const;  // invalid id when absent
+  // "H100|H200" -> the bits of those models' ids; an unknown name is an error
+  // naming it and the models this cluster has.
+  Result<std::uint64_t> ResolveModels(std::string_view names) const;
+  std::string ModelNames() const;  // "H100, A100"
   const Resources& capacity() const { return capacity_; }
   Result<NodeId> FindNode(std::string_view name) const;
 
@@ -137,9 +142,9 @@ class Cluster {
   std::int32_t GroupCount(TopologyLevel level) const;
   std::int32_t GroupOf(NodeId node, TopologyLevel level) const;  // -1: none at that level
   const NodeGroup& Group(TopologyLevel level, std::int32_t group) const;
-  // Whether any node of the group has GPUs of `model`.
-  bool GroupHasModel(TopologyLevel level, std::int32_t group, GpuModelId model) const {
-    return group_models_[static_cast<int>(level)][group] >> (model.value() % 64) & 1;
+  // Whether any node of the group has GPUs of one of `models` (a mask of ids).
+  bool GroupHasModels(TopologyLevel level, std::int32_t group, std::uint64_t models) const {
+    return (group_models_[static_cast<int>(level)][group] & models) != 0;
   }
   // Number of schedulable nodes in the group with exactly `free` whole free GPUs.
   std::int32_t GroupNodesWithFree(TopologyLevel level, std::int32_t group, std::int32_t free) const {
@@ -173,7 +178,7 @@ class Cluster {
   std::vector<PoolIndex> pools_;
   std::array<std::vector<NodeGroup>, kTopologyLevels> groups_;
   std::array<std::vector<std::int32_t>, kTopologyLevels> histograms_;
-  std::array<std::vector<std::uint64_t>, kTopologyLevels> group_models_;  // bit m: has model m (mod 64)
+  std::array<std::vector<std::uint64_t>, kTopologyLevels> group_models_;  // bit m: has model m
   std::int32_t max_gpus_per_node_ = 0;
   std::array<std::int64_t, kTopologyLevels> max_domain_gpus_{};
   Resources capacity_;

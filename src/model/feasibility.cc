@@ -13,22 +13,19 @@ std::string TaskField(std::size_t group, const char* field) {
   return "spec.tasks[" + std::to_string(group) + "]." + field;
 }
 
-bool ModelAllowed(const Node& node, GpuModelId wanted) { return !wanted.valid() || node.model == wanted; }
-
-bool NodeHoldsTask(const Cluster& cluster, const Node& node, const TaskRequest& r, GpuModelId model) {
-  if (!ModelAllowed(node, model) || node.cpu_milli < r.cpu_milli || node.memory < r.memory) return false;
+bool NodeHoldsTask(const Cluster& cluster, const Node& node, const TaskRequest& r) {
+  if (!r.Accepts(node.model) || node.cpu_milli < r.cpu_milli || node.memory < r.memory) return false;
   if (r.gpu_milli == 0) return true;
   if (node.gpu_count < std::max(1, r.whole_gpus())) return false;
   return cluster.gpu(node.first_gpu).memory >= r.gpu_memory;
 }
 
 // How many tasks of `r` fit into the nodes, each node considered empty.
-std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nodes, const TaskRequest& r,
-                          GpuModelId model) {
+std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nodes, const TaskRequest& r) {
   std::int64_t tasks = 0;
   for (NodeId id : nodes) {
     const Node& node = cluster.node(id);
-    if (!NodeHoldsTask(cluster, node, r, model)) continue;
+    if (!NodeHoldsTask(cluster, node, r)) continue;
     std::int64_t by_gpu = r.gpu_milli == 0 ? kUnlimited : (node.gpu_count * 1000LL) / r.gpu_milli;
     if (r.fractional()) by_gpu = node.gpu_count * std::min<std::int64_t>(1000 / r.gpu_milli,
                                                                           cluster.gpu(node.first_gpu).memory / std::max<std::int64_t>(r.gpu_memory, 1));
@@ -40,26 +37,18 @@ std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nod
   return tasks;
 }
 
-std::string ModelList(const Cluster& cluster) {
-  std::string names;
-  for (std::size_t i = 0; i < cluster.model_count(); ++i) {
-    names += (i ? ", " : "") + cluster.model_name(GpuModelId(static_cast<std::int32_t>(i)));
-  }
-  return names;
-}
-
-Status CheckTask(const Cluster& cluster, const TaskRequest& r, std::size_t group, GpuModelId model) {
+Status CheckTask(const Cluster& cluster, const TaskRequest& r, std::size_t group) {
   std::int32_t most_gpus = 0;
   std::int64_t most_gpu_memory = 0, most_cpu = 0, most_memory = 0;
   for (const Node& node : cluster.nodes()) {
-    if (!ModelAllowed(node, model)) continue;
-    if (NodeHoldsTask(cluster, node, r, model)) return Status::Ok();
+    if (!r.Accepts(node.model)) continue;
+    if (NodeHoldsTask(cluster, node, r)) return Status::Ok();
     most_gpus = std::max(most_gpus, node.gpu_count);
     if (node.gpu_count > 0) most_gpu_memory = std::max(most_gpu_memory, cluster.gpu(node.first_gpu).memory);
     most_cpu = std::max(most_cpu, node.cpu_milli);
     most_memory = std::max(most_memory, node.memory);
   }
-  const std::string where = model.valid() ? " with " + cluster.model_name(model) + " GPUs" : "";
+  const std::string where = r.gpu_model.empty() ? "" : " with " + r.gpu_model + " GPUs";
   if (r.whole_gpus() > most_gpus) {
     return Infeasible(TaskField(group, "resources.gpus") + ": " + std::to_string(r.whole_gpus()) +
                       " GPUs per task, but the largest node" + where + " has " + std::to_string(most_gpus));
@@ -82,7 +71,7 @@ Status CheckTask(const Cluster& cluster, const TaskRequest& r, std::size_t group
 }
 
 // The gang's minimum members must fit inside one domain of a required level.
-Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<GpuModelId>& models) {
+Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<TaskRequest>& requests) {
   const TopologyLevel level = job.topology.level;
   if (!job.topology.required || level == TopologyLevel::kCluster) return Status::Ok();
   // The domains: the level's node groups, then single nodes. For kNode every
@@ -103,9 +92,9 @@ Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<G
                                                  : std::vector<NodeId>{single_nodes[d - groups]};
     bool fits = true;
     for (std::size_t g = 0; g < job.groups.size() && fits; ++g) {
-      TaskRequest r = job.groups[g].request;
+      const TaskRequest& r = requests[g];
       // Inside one node-local NVLink domain: the largest domain of the node.
-      std::int64_t tasks = TasksThatFit(cluster, nodes, r, models[g]);
+      std::int64_t tasks = TasksThatFit(cluster, nodes, r);
       if (local_nvlink && r.gpu_milli > 0) {
         const Node& node = cluster.node(nodes[0]);
         std::int64_t domain_gpus = 0;
@@ -151,29 +140,26 @@ Status CheckQueue(const Job& job, const QueueTree& queues) {
 
 Status CheckFeasible(const Job& job, const Cluster& cluster, const QueueTree& queues) {
   if (job.groups.empty()) return Infeasible("spec.tasks: a job needs at least one task");
-  std::vector<GpuModelId> models;
-  std::map<GpuModelId, std::int64_t> gpus_by_model;
+  // Requests with their accepted models resolved against this cluster.
+  std::vector<TaskRequest> requests;
   for (std::size_t g = 0; g < job.groups.size(); ++g) {
-    const TaskRequest& r = job.groups[g].request;
-    GpuModelId model;
+    TaskRequest r = job.groups[g].request;
     if (!r.gpu_model.empty()) {
-      model = cluster.FindModel(r.gpu_model);
-      if (!model.valid()) {
-        return Infeasible(TaskField(g, "resources.gpuModel") + ": no node has GPU model '" + r.gpu_model +
-                          "' (this cluster has " + ModelList(cluster) + ")");
-      }
+      auto models = cluster.ResolveModels(r.gpu_model);
+      if (!models.ok()) return Infeasible(TaskField(g, "resources.gpuModel") + ": " + models.status().message());
+      r.models = *models;
     }
-    models.push_back(model);
-    TESSERA_RETURN_IF_ERROR(CheckTask(cluster, r, g, model));
+    TESSERA_RETURN_IF_ERROR(CheckTask(cluster, r, g));
     std::vector<NodeId> all;
     for (const Node& n : cluster.nodes()) all.push_back(n.id);
-    const std::int64_t fit = TasksThatFit(cluster, all, r, model);
+    const std::int64_t fit = TasksThatFit(cluster, all, r);
     if (fit < job.groups[g].min_replicas) {
       return Infeasible(TaskField(g, "replicas") + ": the gang needs " + std::to_string(job.groups[g].min_replicas) +
                         " such tasks at once, but the whole cluster holds only " + std::to_string(fit));
     }
+    requests.push_back(std::move(r));
   }
-  TESSERA_RETURN_IF_ERROR(CheckTopology(job, cluster, models));
+  TESSERA_RETURN_IF_ERROR(CheckTopology(job, cluster, requests));
   return CheckQueue(job, queues);
 }
 

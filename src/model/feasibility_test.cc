@@ -152,6 +152,13 @@ TEST_F(FeasibilityTest, GangLargerThanTheCluster) {
 }
 
 // Two groups that each fit in a node but not together: 6 + 4 GPUs in one 8-GPU node.
+TEST_F(FeasibilityTest, GpuModelAlternatives) {
+  EXPECT_TRUE(Check(MakeJob(1, 8000, 0, "A100|H100")).ok());   // 8 GPUs: only an H100 node has them
+  EXPECT_THAT(Infeasible(MakeJob(1, 8000, 0, "A100")), HasSubstr("the largest node with A100 GPUs has 4"));
+  EXPECT_THAT(Infeasible(MakeJob(1, 1000, 0, "H100|B200")),
+              HasSubstr("spec.tasks[0].resources.gpuModel: no node has GPU model 'B200' (this cluster has H100, A100"));
+}
+
 TEST_F(FeasibilityTest, GroupsThatFitAloneButNotTogether) {
   Job job = MakeJob(1, 6000);
   TaskGroup second = job.groups[0];

@@ -22,7 +22,7 @@ std::uint64_t Job::ShapeFingerprint() const {
   std::uint64_t h = Mix(static_cast<std::uint64_t>(topology.level), topology.required);
   for (const TaskGroup& g : groups) {
     for (std::int64_t v : {g.request.gpu_milli, g.request.gpu_memory, g.request.cpu_milli, g.request.memory,
-                           std::int64_t{g.request.model.value()}, std::int64_t{g.replicas}, std::int64_t{g.min_replicas}}) {
+                           static_cast<std::int64_t>(g.request.models), std::int64_t{g.replicas}, std::int64_t{g.min_replicas}}) {
       h = Mix(h, static_cast<std::uint64_t>(v));
     }
   }

@@ -29,8 +29,10 @@ struct TaskRequest {
   std::int64_t gpu_memory = 0;
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;
-  std::string gpu_model;  // empty: any model
-  GpuModelId model;       // gpu_model resolved against the cluster; invalid: any
+  std::string gpu_model;  // accepted GPU models, '|'-separated ("H100|H200"); empty: any
+  std::uint64_t models = 0;  // gpu_model resolved: bit m accepts GpuModelId m; 0: any
+
+  bool Accepts(GpuModelId model) const { return models == 0 || (models >> model.value() & 1); }
 
   bool fractional() const { return gpu_milli > 0 && gpu_milli < 1000; }
   std::int32_t whole_gpus() const { return static_cast<std::int32_t>(gpu_milli / 1000); }

@@ -15,14 +15,14 @@ JobId SchedulerState::Submit(Job job, Time now) {
   job.submit_time = now;
   job.placements.clear();
   for (model::TaskGroup& group : job.groups) {
-    if (!group.request.gpu_model.empty()) group.request.model = cluster_.FindModel(group.request.gpu_model);
+    if (!group.request.gpu_model.empty()) group.request.models = cluster_.ResolveModels(group.request.gpu_model).value_or(0);
   }
   const std::uint64_t key = job.ShapeFingerprint() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 33) ^
                             (job.preemptible ? 0x5bd1e995ULL : 0);
   // An unknown GPU model resolves to "any model" in the fingerprint: judge such
   // jobs on their own rather than share another job's answer.
   const bool unknown_model = std::any_of(job.groups.begin(), job.groups.end(), [](const model::TaskGroup& g) {
-    return !g.request.gpu_model.empty() && !g.request.model.valid();
+    return !g.request.gpu_model.empty() && g.request.models == 0;
   });
   if (unknown_model) {
     job.never_reason = model::CheckFeasible(job, cluster_, queues_).message();

@@ -73,7 +73,7 @@ class JobParser {
       return Status(feasible.code(), FormatWhere(source_, at.mark()) + ": job " + job.name + ": " + message);
     }
     for (model::TaskGroup& group : job.groups) {
-      if (!group.request.gpu_model.empty()) group.request.model = cluster_.FindModel(group.request.gpu_model);
+      if (!group.request.gpu_model.empty()) group.request.models = cluster_.ResolveModels(group.request.gpu_model).value_or(0);
     }
     return job;
   }

@@ -97,10 +97,9 @@ class Attempt {
 
   template <typename Fn>
   void ForEachPool(const TaskRequest& r, Fn&& fn) const {
-    if (r.model.valid()) {
-      fn(cluster_.pool(r.model));
-    } else {
-      for (std::size_t p = 0; p < cluster_.model_count(); ++p) fn(cluster_.pool(model::GpuModelId(static_cast<std::int32_t>(p))));
+    for (std::size_t p = 0; p < cluster_.model_count(); ++p) {
+      const auto id = model::GpuModelId(static_cast<std::int32_t>(p));
+      if (r.Accepts(id)) fn(cluster_.pool(id));
     }
   }
 
@@ -130,7 +129,7 @@ bool Attempt::InDomain(const Node& node, const Domain& domain) const {
 bool Attempt::Usable(const Node& node, const TaskRequest& r, const Domain& domain) const {
   if (node.indexed_free < 0) return false;  // cordoned or lost
   if (options_.excluded_nodes && (*options_.excluded_nodes)[node.id.index()]) return false;
-  if (r.model.valid() && node.model != r.model) return false;
+  if (!r.Accepts(node.model)) return false;
   if (node.free_cpu() < r.cpu_milli || node.free_memory() < r.memory) return false;
   if (r.gpu_milli > 0 && (node.gpu_count == 0 || cluster_.gpu(node.first_gpu).memory < r.gpu_memory)) return false;
   return InDomain(node, domain);
@@ -323,7 +322,7 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
     // Nodes with enough free GPUs, fewest first; for NVLink, the domain on
     // the node with the fewest free GPUs that holds the gang.
     TaskRequest probe;
-    probe.model = job_.groups.front().request.model;
+    probe.models = job_.groups.front().request.models;
     for (int k = static_cast<int>(need_whole_); k <= cluster_.max_gpus_per_node(); ++k) {
       ForEachPool(probe, [&](const model::PoolIndex& pool) {
         for (NodeId id : pool.buckets[k]) {
@@ -354,8 +353,8 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
     }
     if (free < need_whole_ || big_tasks < biggest_count_) continue;
     if (tier == Tier::kRackNvlink && !RackWithinConstraint(g)) continue;
-    const model::GpuModelId model = job_.groups.front().request.model;
-    if (model.valid() && !cluster_.GroupHasModel(level, g, model)) continue;
+    const std::uint64_t models = job_.groups.front().request.models;
+    if (models != 0 && !cluster_.GroupHasModels(level, g, models)) continue;
     ranked.emplace_back(free, g);
   }
   const std::size_t keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(max_domain_tries_));

@@ -294,9 +294,34 @@ TEST_F(TopologyPackingTest, RankingSkipsLeavesWithoutTheRequestedModel) {
   model::Cluster cluster = std::move(model::Cluster::Build(specs)).value();
   model::Job gang = MakeJob({.gpu_milli = 4000, .replicas = 3, .topology = {model::TopologyLevel::kLeaf, true}});
   gang.groups[0].request.gpu_model = "H100";
-  gang.groups[0].request.model = cluster.FindModel("H100");
+  gang.groups[0].request.models = *cluster.ResolveModels("H100");
   ASSERT_TRUE(Place(gang, cluster));
   for (const model::TaskPlacement& t : out_) EXPECT_EQ(cluster.node(t.node).model, cluster.FindModel("H100"));
+}
+
+TEST_F(TopologyPackingTest, AcceptsAnyOfSeveralGpuModels) {
+  std::vector<model::NodeSpec> specs;
+  for (const char* gpu_model : {"V100", "A100", "H100"}) {
+    model::NodeSpec n;
+    n.name = gpu_model;
+    n.gpu_model = gpu_model;
+    n.gpus = 1;
+    n.gpu_memory = 40 * kGiB;
+    n.cpu_milli = 8000;
+    n.memory = 64 * kGiB;
+    specs.push_back(n);
+  }
+  model::Cluster cluster = std::move(model::Cluster::Build(specs)).value();
+  model::Job job = MakeJob({.gpu_milli = 1000});
+  job.groups[0].request.models = *cluster.ResolveModels("H100|A100");
+  std::set<std::string> used;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(Place(job, cluster));
+    used.insert(cluster.node(out_[0].node).name);
+    cluster.Allocate(out_[0]);
+  }
+  EXPECT_EQ(used, (std::set<std::string>{"A100", "H100"}));
+  EXPECT_FALSE(Place(job, cluster));  // the V100 is free but not accepted
 }
 
 TEST_F(TopologyPackingTest, OptionalMembersStopAtTheQuotaHeadroom) {
