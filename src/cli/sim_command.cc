@@ -10,6 +10,7 @@
 #include "base/quantity.h"
 #include "base/random.h"
 #include "cli/commands.h"
+#include "simkit/alibaba_trace.h"
 #include "simkit/jsonl_trace.h"
 #include "simkit/philly_trace.h"
 #include "simkit/report.h"
@@ -89,6 +90,11 @@ simkit::Workload LoadWorkload(const SimArgs& args) {
     if (!workload.ok()) Fail(workload.status());
     return std::move(workload).value();
   }
+  if (kind == "alibaba") {
+    auto workload = simkit::LoadAlibabaPods(arg);
+    if (!workload.ok()) Fail(workload.status());
+    return std::move(workload).value();
+  }
   if (kind == "jsonl") {
     auto workload = simkit::LoadJsonLines(arg);
     if (!workload.ok()) Fail(workload.status());
@@ -122,7 +128,15 @@ simkit::Workload LoadWorkload(const SimArgs& args) {
     }
     return workload;
   }
-  Fail(InvalidArgument("--workload: write philly:PATH, jsonl:PATH, synthetic:N or gang:GPUS:DURATION"));
+  Fail(InvalidArgument("--workload: write philly:PATH, alibaba:PODS.csv, jsonl:PATH, synthetic:N or gang:GPUS:DURATION"));
+}
+
+// A cluster file or shape, or Alibaba's node list ("alibaba:NODES.csv").
+Result<model::Cluster> LoadSimCluster(const std::string& arg) {
+  if (!arg.starts_with("alibaba:")) return spec::LoadCluster(arg);
+  auto nodes = simkit::LoadAlibabaNodes(arg.substr(8));
+  if (!nodes.ok()) return nodes.status();
+  return model::Cluster::Build(*nodes);
 }
 
 // Sums step functions sampled at different times into one.
@@ -194,7 +208,7 @@ void RunSim(const SimArgs& args) {
   std::size_t finished_parts = 0;
   for (auto& [name, part] : parts) {
     const std::string shape = args.preset == "helios" ? std::to_string(HeliosVcNodes().at(name)) + " nodes x 8 GPUs" : args.cluster;
-    auto cluster = spec::LoadCluster(shape);
+    auto cluster = LoadSimCluster(shape);
     if (!cluster.ok()) Fail(cluster.status());
     const std::int64_t capacity = cluster->capacity().gpu_milli;
     options.on_progress = [&, parts_count = parts.size()](double done) {
@@ -248,9 +262,11 @@ void RunSim(const SimArgs& args) {
 void AddSimCommand(CLI::App& app) {
   auto args = std::make_shared<SimArgs>();
   auto* cmd = app.add_subcommand("sim", "Replay a workload on a simulated cluster through the scheduling core");
-  cmd->add_option("--workload", args->workload, "philly:PATH, jsonl:PATH, synthetic:N or gang:GPUS:DURATION")->required();
+  cmd->add_option("--workload", args->workload, "philly:PATH, alibaba:PODS.csv, jsonl:PATH, synthetic:N or gang:GPUS:DURATION")
+      ->required();
   cmd->add_option("--preset", args->preset, "helios: Philly Oct-Nov 2017, its 11 VCs simulated separately");
-  cmd->add_option("--cluster", args->cluster, "cluster file or shape (without a preset)")->capture_default_str();
+  cmd->add_option("--cluster", args->cluster, "cluster file, shape, or alibaba:NODES.csv (without a preset)")
+      ->capture_default_str();
   cmd->add_option("--policy", args->policy, "default, fifo, sjf (oracle), srtf (oracle, preemptive) or las (Tiresias)")->capture_default_str();
   cmd->add_option("--load", args->load, "divide Philly submit offsets by this")->capture_default_str();
   cmd->add_option("--cycle-interval", args->cycle_interval, "seconds between cycles; 0: after every event")->capture_default_str();

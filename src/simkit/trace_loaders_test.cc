@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 
+#include "base/quantity.h"
+#include "model/cluster.h"
+#include "simkit/alibaba_trace.h"
 #include "simkit/jsonl_trace.h"
 #include "simkit/philly_trace.h"
 
@@ -126,6 +130,76 @@ TEST(JsonLinesTraceTest, MalformedLinesNameFileLineAndReason) {
     ASSERT_FALSE(workload.ok()) << line;
     EXPECT_NE(workload.status().message().find(file.path() + expected), std::string::npos) << workload.status().message();
   }
+}
+
+}  // namespace
+}  // namespace tessera::simkit
+
+namespace tessera::simkit {
+namespace {
+
+constexpr const char* kPodHeader =
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
+
+TEST(AlibabaTraceTest, ReadsTheFormatSample) {
+  const char* root = std::getenv("TESSERA_SOURCE_DIR");
+  const std::string dir = std::string(root ? root : ".") + "/../shared/traces/alibaba-2023-format/";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no shared traces beside the checkout";
+  auto nodes = LoadAlibabaNodes(dir + "nodes-sample.csv");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_EQ(nodes->size(), 20u);
+  EXPECT_EQ(nodes->front().gpu_model, "P100");
+  EXPECT_EQ(nodes->front().gpus, 2);
+  EXPECT_EQ(nodes->front().memory, 262144LL * kMiB);
+  auto pods = LoadAlibabaPods(dir + "pods-sample.csv");
+  ASSERT_TRUE(pods.ok()) << pods.status().message();
+  EXPECT_EQ(pods->jobs.size(), 40u);
+  EXPECT_TRUE(model::Cluster::Build(*nodes).ok());
+}
+
+TEST(AlibabaTraceTest, PodsBecomeTasks) {
+  TraceFile file(std::string(kPodHeader) +
+                 "p-frac,6000,12288,1,460,,LS,Running,100,5000,150\n"
+                 "p-whole,12000,16384,8,1000,V100M16|V100M32,BE,Succeeded,0,900,10\n"
+                 "p-cpu,4000,8192,0,0,,LS,Running,50,,60\n");
+  auto pods = LoadAlibabaPods(file.path());
+  ASSERT_TRUE(pods.ok()) << pods.status().message();
+  ASSERT_EQ(pods->jobs.size(), 3u);
+  const WorkloadJob& whole = pods->jobs[0];  // sorted by creation time
+  EXPECT_EQ(whole.job.groups[0].request.gpu_milli, 8000);
+  EXPECT_EQ(whole.job.groups[0].request.gpu_model, "V100M16|V100M32");
+  EXPECT_EQ(whole.duration, 890);
+  EXPECT_EQ(whole.group, "BE");
+  const WorkloadJob& cpu = pods->jobs[1];
+  EXPECT_EQ(cpu.job.groups[0].request.gpu_milli, 0);
+  EXPECT_EQ(cpu.duration, 5000 - 60);  // still running: until the trace's last deletion
+  const WorkloadJob& frac = pods->jobs[2];
+  EXPECT_EQ(frac.job.groups[0].request.gpu_milli, 460);
+  EXPECT_EQ(frac.job.groups[0].request.cpu_milli, 6000);
+  EXPECT_EQ(frac.job.groups[0].request.memory, 12288LL * kMiB);
+  EXPECT_EQ(frac.submit, 100);
+  EXPECT_EQ(frac.duration, 4850);
+}
+
+TEST(AlibabaTraceTest, MalformedRowsNameFileLineAndReason) {
+  const std::vector<std::pair<std::string, std::string>> pod_cases = {
+      {"p,1000,1024,1,1001,,LS,Running,0,10,0", ":3: gpu_milli 1001 is not a share of one GPU"},
+      {"p,1000,1024,2,500,,LS,Running,0,10,0", ":3: gpu_milli 500 with 2 GPUs: whole GPUs are 1000"},
+      {"p,1000,1024,0,300,,LS,Running,0,10,0", ":3: gpu_milli 300 for a pod without GPUs"},
+      {"p,x,1024,1,500,,LS,Running,0,10,0", ":3: cpu_milli 'x' is not a non-negative integer"},
+      {"p,1000,1024,1,500,,LS,Running,20,10,15", ":3: deletion_time is before the pod started"},
+      {"p,1000,1024,1,500,,LS,Running,0,10", ":3: expected 11 fields, got 10"},
+  };
+  for (const auto& [row, expected] : pod_cases) {
+    TraceFile file(std::string(kPodHeader) + "ok,1000,1024,1,500,,LS,Running,0,10,0\n" + row + "\n");
+    auto pods = LoadAlibabaPods(file.path());
+    ASSERT_FALSE(pods.ok()) << row;
+    EXPECT_NE(pods.status().message().find(file.path() + expected), std::string::npos) << pods.status().message();
+  }
+  TraceFile nodes("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,64000,262144,2,\n");
+  EXPECT_NE(LoadAlibabaNodes(nodes.path()).status().message().find(":3: model is empty for a node with GPUs"), std::string::npos);
+  TraceFile header("sn,cpu,gpu\n");
+  EXPECT_NE(LoadAlibabaNodes(header.path()).status().message().find(":1: expected the header"), std::string::npos);
 }
 
 }  // namespace
