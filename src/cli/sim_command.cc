@@ -31,6 +31,7 @@ struct SimArgs {
   Seconds cycle_interval = 0;
   std::uint64_t seed = 1;
   double rate = 0.01;  // synthetic arrivals per second
+  std::vector<double> las_thresholds;  // GPU-seconds; empty: the scheduler's default
   std::string failures = "none";      // none | llama3 | interruptions per GPU-hour
   Seconds checkpoint_interval = 0;    // for jobs without one of their own
   Seconds restart_cost = 0;
@@ -168,6 +169,7 @@ void RunSim(const SimArgs& args) {
   }
   auto config = PolicyConfig(args.policy);
   if (!config.ok()) Fail(config.status());
+  if (!args.las_thresholds.empty()) config->las_thresholds = args.las_thresholds;
   simkit::SimOptions options;
   options.scheduler = *config;
   options.cycle_interval = args.cycle_interval;
@@ -272,6 +274,7 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--cycle-interval", args->cycle_interval, "seconds between cycles; 0: after every event")->capture_default_str();
   cmd->add_option("--seed", args->seed)->capture_default_str();
   cmd->add_option("--rate", args->rate, "synthetic arrivals per second")->capture_default_str();
+  cmd->add_option("--las-thresholds", args->las_thresholds, "GPU-seconds between LAS levels (default 3600 36000)");
   cmd->add_option("--failures", args->failures, "none, llama3 (Llama 3's interruption rate) or interruptions per GPU-hour")
       ->capture_default_str();
   cmd->add_option("--checkpoint-interval", args->checkpoint_interval, "seconds, for jobs without their own")->capture_default_str();
