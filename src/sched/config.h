@@ -2,6 +2,7 @@
 // Defaults are Tessera's own policy set.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,13 +10,23 @@
 
 namespace tessera::sched {
 
+// One kind of task in the workload a cluster expects, with its share of the
+// arrivals: what fragmentation-aware placement (fgd) packs for.
+struct TaskClass {
+  std::int64_t gpu_milli = 0;  // per task: a fraction, or whole GPUs x 1000
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+  double weight = 1.0;
+};
+
 struct SchedulerConfig {
   // fifo | shortest-first | las | oracle-shortest-first | oracle-srtf (the
   // oracle-* orders read true durations: simulation baselines only)
   std::string job_order = "fifo";
   std::string queue_order = "drf";             // drf
   std::string admission = "quota";             // quota
-  std::string placement = "topology-packing";  // topology-packing
+  // topology-packing | random (seeded baseline) | fgd (fragmentation gradient descent)
+  std::string placement = "topology-packing";
   std::string victim_cost = "least-lost-work"; // least-lost-work
   std::string reservation = "easy-backfill";   // easy-backfill | none
   // From least to most disruptive.
@@ -29,6 +40,8 @@ struct SchedulerConfig {
   // before a running one of its queue (SRTF and LAS need it).
   bool preempt_by_job_order = false;
   std::vector<double> las_thresholds = {3600.0, 36000.0};  // GPU-seconds: 1 and 10 GPU-hours
+  std::uint64_t seed = 1;                 // for randomised policies (random placement)
+  std::vector<TaskClass> fgd_workload;    // the expected task mix, for fgd placement
 };
 
 }  // namespace tessera::sched

@@ -8,6 +8,7 @@
 #include "sched/plugins/hierarchical_quota.h"
 #include "sched/plugins/job_order.h"
 #include "sched/plugins/least_lost_work.h"
+#include "sched/plugins/node_packing.h"
 #include "sched/plugins/topology_packing.h"
 
 namespace tessera::sched {
@@ -44,6 +45,12 @@ const Factories<Admission>& Admissions() {
 const Factories<Placement>& Placements() {
   static const Factories<Placement> kFactories = {
       {"topology-packing", [](const SchedulerConfig& c) { return std::make_unique<TopologyPacking>(c.max_domain_tries); }},
+      {"random", [](const SchedulerConfig& c) -> std::unique_ptr<Placement> {
+         return std::make_unique<RandomPlacement>(c.seed, std::make_unique<TopologyPacking>(c.max_domain_tries));
+       }},
+      {"fgd", [](const SchedulerConfig& c) -> std::unique_ptr<Placement> {
+         return std::make_unique<FgdPlacement>(c.fgd_workload, std::make_unique<TopologyPacking>(c.max_domain_tries));
+       }},
   };
   return kFactories;
 }
