@@ -125,7 +125,7 @@ TEST(RegistryTest, ReservationPolicyNeedsBackfill) {
 
 TEST(RegistryTest, SchedulerCreateRejectsABadConfig) {
   SchedulerConfig config;
-  config.placement = "random";
+  config.placement = "round-robin";  // no such policy
   EXPECT_FALSE(Scheduler::Create(config).ok());
   config = {};
   config.actions = {"allocate"};
