@@ -71,8 +71,7 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
     }
     auto [model_it, new_model] = model_ids.try_emplace(spec.gpu_model, static_cast<std::int32_t>(cluster.pools_.size()));
     if (new_model && cluster.pools_.size() == 64) return InvalidArgument("a cluster has at most 64 GPU models");
-    if (new_model) cluster.pools_.push_back(PoolIndex{spec.gpu_model, {}, 0, 0, 0, {}});
-    PoolIndex& pool = cluster.pools_[model_it->second];
+    if (new_model) cluster.pools_.push_back(PoolIndex{spec.gpu_model, {}, 0, {}});
 
     Node node;
     node.name = spec.name;
@@ -110,8 +109,6 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
       cluster.gpus_.push_back(gpu);
     }
     node.free_mask = LowBits(spec.gpus);
-    pool.total_gpus += spec.gpus;
-    pool.gpu_memory = std::max(pool.gpu_memory, spec.gpu_memory);
     cluster.max_gpus_per_node_ = std::max(cluster.max_gpus_per_node_, spec.gpus);
     cluster.capacity_ += Resources{spec.gpus * 1000LL, spec.gpus * spec.gpu_memory, spec.cpu_milli, spec.memory};
     cluster.nodes_.push_back(std::move(node));

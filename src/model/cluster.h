@@ -88,8 +88,6 @@ struct PoolIndex {
   std::string model_name;
   std::vector<std::vector<NodeId>> buckets;  // [free whole GPUs] -> schedulable nodes
   std::int64_t free_whole = 0;               // whole free GPUs on schedulable nodes
-  std::int64_t total_gpus = 0;
-  std::int64_t gpu_memory = 0;               // largest GPU memory in the pool
   std::set<std::pair<std::int32_t, std::int32_t>> partial;  // (free milli, gpu) of shared GPUs
 };
 
@@ -126,7 +124,6 @@ class Cluster {
   std::int32_t max_gpus_per_node() const { return max_gpus_per_node_; }
   // The most GPUs any single domain of the level has (an NVLink domain, a node, a leaf...).
   std::int64_t max_domain_gpus(TopologyLevel level) const { return max_domain_gpus_[static_cast<int>(level)]; }
-  bool has_multi_node_nvlink() const { return !groups_[0].empty(); }
   std::size_t model_count() const { return pools_.size(); }
   const std::string& model_name(GpuModelId id) const { return pools_[id.index()].model_name; }
   GpuModelId FindModel(std::string_view name) const;  // invalid id when absent

@@ -60,10 +60,4 @@ Resources SumPlacements(const std::vector<TaskPlacement>& placements) {
   return held;
 }
 
-std::int32_t Job::TaskCount() const {
-  std::int32_t n = 0;
-  for (const TaskGroup& g : groups) n += g.replicas;
-  return n;
-}
-
 }  // namespace tessera::model

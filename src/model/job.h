@@ -91,7 +91,6 @@ struct Job {
   Resources MinRequest() const;
   // Resources held by the current placement (kept by whoever binds the job).
   const Resources& Held() const { return held; }
-  std::int32_t TaskCount() const;
   // A hash of everything that decides where the gang fits (requests, replica
   // counts, topology), so identical requests can share one answer.
   std::uint64_t ShapeFingerprint() const;

@@ -54,7 +54,6 @@ class Session {
   bool Fits(model::JobId job, const PlaceOptions& options = {});
   // Evicts through the statement and records it; forgets failed shapes.
   void Evict(model::JobId victim, model::JobId preemptor, EvictReason reason);
-  void ForgetFailures() { failed_shapes_.clear(); }
   bool BoundThisCycle(model::JobId job) const { return job.index() < bound_.size() && bound_[job.index()]; }
   // Binds a placement found outside TryPlace (by victim search).
   void Bind(model::JobId job, std::vector<model::TaskPlacement> placements);
