@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "simkit/report.h"
+#include "simkit/sources.h"
 #include "simkit/summary.h"
 #include "spec/cluster_yaml.h"
 
@@ -187,6 +188,42 @@ TEST(SimulatorTest, HtmlReportIsSelfContained) {
   }
   for (const char* remote : {"http://", "https://", "<script"}) EXPECT_EQ(html.find(remote), std::string::npos) << remote;
   std::filesystem::remove(path);
+}
+
+TEST(SimulatorTest, MergeSumsPartsAndTheirSeriesAsStepFunctions) {
+  SimResult total, part;
+  total.series = {{0, 1000, 1, 1}, {10, 3000, 0, 2}};
+  part.series = {{5, 2000, 4, 1}, {10, 0, 0, 0}, {20, 1000, 0, 1}};
+  total.jobs.resize(2);
+  part.jobs.resize(3);
+  part.preemptions = 4;
+  Merge(total, part);
+  EXPECT_EQ(total.jobs.size(), 5u);
+  EXPECT_EQ(total.preemptions, 4);
+  std::vector<std::pair<Time, std::int64_t>> allocated;
+  for (const Sample& s : total.series) allocated.emplace_back(s.time, s.allocated_milli);
+  EXPECT_EQ(allocated, (std::vector<std::pair<Time, std::int64_t>>{{0, 1000}, {5, 3000}, {10, 3000}, {20, 4000}}));
+}
+
+TEST(SimulatorTest, WorkloadSources) {
+  auto gang = LoadWorkloadSource("gang:64:2h", {});
+  ASSERT_TRUE(gang.ok()) << gang.status().message();
+  EXPECT_EQ(gang->jobs[0].job.groups[0].replicas, 8);
+  EXPECT_EQ(gang->jobs[0].duration, 7200);
+  EXPECT_FALSE(LoadWorkloadSource("gang:60:2h", {}).ok());  // not a multiple of 8
+  SourceOptions options;
+  options.rate = 1;
+  auto synthetic = LoadWorkloadSource("synthetic:50", options);
+  ASSERT_TRUE(synthetic.ok());
+  EXPECT_EQ(synthetic->jobs.size(), 50u);
+  EXPECT_NE(LoadWorkloadSource("csv:x", {}).status().message().find("write philly:PATH"), std::string::npos);
+  EXPECT_EQ(HeliosVcNodes().size(), 11u);
+  std::int32_t nodes = 0;
+  for (const auto& [vc, n] : HeliosVcNodes()) nodes += n;
+  EXPECT_EQ(nodes * 8, 2816);  // the published 2,816 GPUs
+  auto cluster = LoadClusterSource("4 nodes x 8 GPUs");
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_EQ(cluster->capacity().gpu_milli, 32000);
 }
 
 TEST(SimulatorTest, UnknownQueueIsAnError) {

@@ -85,6 +85,33 @@ nlohmann::json Summarize(const SimResult& result, double wall_s) {
   return summary;
 }
 
+void Merge(SimResult& total, SimResult part) {
+  for (JobRecord& r : part.jobs) total.jobs.push_back(std::move(r));
+  total.capacity_milli += part.capacity_milli;
+  total.allocated_while_pending += part.allocated_while_pending;
+  total.capacity_while_pending += part.capacity_while_pending;
+  total.lost_gpu_seconds += part.lost_gpu_seconds;
+  total.preemptions += part.preemptions;
+  total.failures += part.failures;
+  total.events += part.events;
+  total.cycles += part.cycles;
+  // Each series is a step function: at every sample time of either, the sum
+  // of both at that time.
+  std::vector<Sample> merged;
+  std::size_t a = 0, b = 0;
+  Sample last_a, last_b;
+  while (a < total.series.size() || b < part.series.size()) {
+    const Time ta = a < total.series.size() ? total.series[a].time : kNever;
+    const Time tb = b < part.series.size() ? part.series[b].time : kNever;
+    const Time t = std::min(ta, tb);
+    if (ta == t) last_a = total.series[a++];
+    if (tb == t) last_b = part.series[b++];
+    merged.push_back({t, last_a.allocated_milli + last_b.allocated_milli, last_a.pending + last_b.pending,
+                      last_a.running + last_b.running});
+  }
+  total.series = std::move(merged);
+}
+
 Status WriteJobsCsv(const SimResult& result, const std::string& path) {
   std::ofstream out(path);
   if (!out) return Internal("cannot write '" + path + "'");

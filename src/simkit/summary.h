@@ -13,6 +13,9 @@ namespace tessera::simkit {
 
 // `wall_s` is how long the run took, for events_per_s.
 nlohmann::json Summarize(const SimResult& result, double wall_s);
+// Folds the result of a simulation of a part of the workload (one Helios VC)
+// into a total; time series are summed as step functions.
+void Merge(SimResult& total, SimResult part);
 Status WriteJobsCsv(const SimResult& result, const std::string& path);
 Status WriteSeriesCsv(const SimResult& result, const std::string& path);
 

@@ -1,0 +1,27 @@
+#include "simkit/policies.h"
+
+#include <string>
+
+namespace tessera::simkit {
+
+Result<sched::SchedulerConfig> PolicyConfig(std::string_view name) {
+  sched::SchedulerConfig config;
+  if (name == "default") return config;
+  config.reservation = "none";
+  config.actions = {"allocate"};
+  if (name == "fifo") return config;
+  if (name == "sjf") {
+    config.job_order = "oracle-shortest-first";
+    return config;
+  }
+  if (name == "srtf" || name == "las") {
+    config.job_order = name == "srtf" ? "oracle-srtf" : "las";
+    config.actions = {"allocate", "preempt"};
+    config.preempt_by_job_order = true;
+    config.max_preemptors_per_cycle = 64;
+    return config;
+  }
+  return InvalidArgument("--policy: unknown policy '" + std::string(name) + "' (known: default, fifo, sjf, srtf, las)");
+}
+
+}  // namespace tessera::simkit
