@@ -78,6 +78,8 @@ void RunPackingStudy(const SimArgs& args, const simkit::Workload& pods) {
     for (std::size_t s = 0; s < result.seeds.size(); ++s) {
       for (const auto& [demand, allocated] : result.seeds[s].points) curve << s + 1 << ',' << demand << ',' << allocated << '\n';
     }
+    const Status report = simkit::WritePackingHtmlReport(result, out, args.out + "/report.html");
+    if (!report.ok()) Fail(report);
   }
   if (!args.quiet) {
     std::printf("%s: %.2f%% of GPU capacity allocated at %.0f%% demand (mean of %d seeds, %.1f s)\n", args.placement.c_str(),

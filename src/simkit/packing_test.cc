@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "base/quantity.h"
+#include "simkit/report.h"
 #include "base/random.h"
 
 namespace tessera::simkit {
@@ -66,6 +71,23 @@ TEST(PackingTest, FollowsTheProtocolAndIsReproducible) {
   auto b = RunPacking(Nodes(), Pods(), options);
   ASSERT_TRUE(b.ok());
   EXPECT_DOUBLE_EQ(a->mean_allocated, b->mean_allocated);
+}
+
+TEST(PackingTest, ReportShowsTheMeanCurve) {
+  PackingOptions options;
+  options.seeds = 2;
+  auto r = RunPacking(Nodes(), Pods(), options);
+  ASSERT_TRUE(r.ok());
+  const std::string path = (std::filesystem::temp_directory_path() / "tessera_packing_report.html").string();
+  ASSERT_TRUE(WritePackingHtmlReport(*r, {{"placement", "best-fit"}, {"mean_allocated", r->mean_allocated}}, path).ok());
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  const std::string html = text.str();
+  EXPECT_NE(html.find("Allocated GPU capacity as demand arrives"), std::string::npos);
+  EXPECT_NE(html.find("<polyline"), std::string::npos);
+  EXPECT_NE(html.find("best-fit"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  std::filesystem::remove(path);
 }
 
 TEST(PackingTest, PoliciesPackBetterThanRandom) {

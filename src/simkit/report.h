@@ -8,10 +8,14 @@
 #include <string>
 
 #include "base/status.h"
+#include "simkit/packing.h"
 #include "simkit/simulator.h"
 
 namespace tessera::simkit {
 
 Status WriteHtmlReport(const SimResult& result, const nlohmann::json& summary, const std::string& path);
+// The packing study's page: its figures and the allocation-versus-demand
+// curve, averaged over the seeds.
+Status WritePackingHtmlReport(const PackingResult& result, const nlohmann::json& summary, const std::string& path);
 
 }  // namespace tessera::simkit
