@@ -201,6 +201,22 @@ const NodeGroup& Cluster::Group(TopologyLevel level, std::int32_t group) const {
   return groups_[static_cast<int>(level)][group];
 }
 
+std::int64_t Cluster::GroupFreeGpus(TopologyLevel level, std::int32_t group) const {
+  if (level == TopologyLevel::kNode) return std::max(0, nodes_[group].indexed_free);
+  std::int64_t free = 0;
+  for (std::int32_t k = 1; k <= max_gpus_per_node_; ++k) free += std::int64_t{k} * GroupNodesWithFree(level, group, k);
+  return free;
+}
+
+std::int64_t Cluster::GroupTasksThatFit(TopologyLevel level, std::int32_t group, std::int32_t gpus_per_task) const {
+  if (level == TopologyLevel::kNode) return std::max(0, nodes_[group].indexed_free) / gpus_per_task;
+  std::int64_t tasks = 0;
+  for (std::int32_t k = gpus_per_task; k <= max_gpus_per_node_; ++k) {
+    tasks += std::int64_t{k / gpus_per_task} * GroupNodesWithFree(level, group, k);
+  }
+  return tasks;
+}
+
 void Cluster::Apply(const TaskPlacement& task, int sign) {
   Node& node = nodes_[task.node.index()];
   node.used_cpu += sign * task.cpu_milli;

@@ -143,6 +143,10 @@ class Cluster {
   bool GroupHasModels(TopologyLevel level, std::int32_t group, std::uint64_t models) const {
     return (group_models_[static_cast<int>(level)][group] & models) != 0;
   }
+  // Whole free GPUs on the group's schedulable nodes (kNode: the node's), and
+  // how many tasks of `gpus_per_task` whole GPUs they hold, node by node.
+  std::int64_t GroupFreeGpus(TopologyLevel level, std::int32_t group) const;
+  std::int64_t GroupTasksThatFit(TopologyLevel level, std::int32_t group, std::int32_t gpus_per_task) const;
   // Number of schedulable nodes in the group with exactly `free` whole free GPUs.
   std::int32_t GroupNodesWithFree(TopologyLevel level, std::int32_t group, std::int32_t free) const {
     return histograms_[static_cast<int>(level)][group * stride() + free];

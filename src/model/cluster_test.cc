@@ -338,3 +338,27 @@ TEST(ClusterTest, SixtyFourGpuNodesUseTheWholeMask) {
 
 }  // namespace
 }  // namespace tessera::model
+
+namespace tessera::model {
+namespace {
+
+TEST(ClusterGroupTest, FreeGpusAndTasksThatFitFollowTheHistogram) {
+  Result<Cluster> built = Cluster::Build({MakeNode("a", 8, "leaf-0"), MakeNode("b", 8, "leaf-0"), MakeNode("c", 8, "leaf-1")});
+  ASSERT_TRUE(built.ok());
+  Cluster& cluster = *built;
+  TaskPlacement task;  // three GPUs of node a
+  task.node = NodeId(0);
+  for (std::int32_t i = 0; i < 3; ++i) task.gpus.push_back({cluster.node(task.node).gpu(i), 1000, 80 * kGiB});
+  cluster.Allocate(task);
+  EXPECT_EQ(cluster.GroupFreeGpus(TopologyLevel::kLeaf, 0), 5 + 8);
+  EXPECT_EQ(cluster.GroupTasksThatFit(TopologyLevel::kLeaf, 0, 4), 1 + 2);  // 5 free hold one, 8 hold two
+  EXPECT_EQ(cluster.GroupFreeGpus(TopologyLevel::kNode, 0), 5);
+  EXPECT_EQ(cluster.GroupTasksThatFit(TopologyLevel::kNode, 0, 2), 2);
+  EXPECT_EQ(cluster.GroupFreeGpus(TopologyLevel::kCluster, 0), 21);
+  cluster.SetSchedulable(NodeId(1), false);  // a cordoned node offers nothing
+  EXPECT_EQ(cluster.GroupFreeGpus(TopologyLevel::kLeaf, 0), 5);
+  EXPECT_EQ(cluster.GroupFreeGpus(TopologyLevel::kNode, 1), 0);
+}
+
+}  // namespace
+}  // namespace tessera::model

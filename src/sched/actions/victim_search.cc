@@ -63,13 +63,7 @@ bool Search::PlaceWithinQuota(const PlaceOptions& domain) {
 }
 
 std::int64_t Search::FreeGpus(const PlaceOptions& domain) const {
-  const model::Cluster& cluster = s_.state().cluster();
-  if (domain.within_level == TopologyLevel::kNode) return cluster.node(model::NodeId(domain.within_group)).free_gpus();
-  std::int64_t free = 0;
-  for (int k = 1; k <= cluster.max_gpus_per_node(); ++k) {
-    free += std::int64_t{k} * cluster.GroupNodesWithFree(domain.within_level, domain.within_group, k);
-  }
-  return free;
+  return s_.state().cluster().GroupFreeGpus(domain.within_level, domain.within_group);
 }
 
 std::vector<Plan> Search::RankDomains(const std::vector<Candidate>& candidates) const {

@@ -345,13 +345,9 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
   // Node groups: rank by the histogram of free GPUs per node.
   std::vector<std::pair<std::int64_t, std::int32_t>> ranked;  // (free GPUs, group)
   for (std::int32_t g = 0; g < cluster_.GroupCount(level); ++g) {
-    std::int64_t free = 0, big_tasks = 0;
-    for (int k = 1; k <= cluster_.max_gpus_per_node(); ++k) {
-      const std::int32_t n = cluster_.GroupNodesWithFree(level, g, k);
-      free += std::int64_t{n} * k;
-      if (biggest_task_ > 0) big_tasks += std::int64_t{n} * (k / biggest_task_);
-    }
-    if (free < need_whole_ || big_tasks < biggest_count_) continue;
+    const std::int64_t free = cluster_.GroupFreeGpus(level, g);
+    if (free < need_whole_) continue;
+    if (biggest_task_ > 0 && cluster_.GroupTasksThatFit(level, g, biggest_task_) < biggest_count_) continue;
     if (tier == Tier::kRackNvlink && !RackWithinConstraint(g)) continue;
     const std::uint64_t models = job_.groups.front().request.models;
     if (models != 0 && !cluster_.GroupHasModels(level, g, models)) continue;
