@@ -1,0 +1,47 @@
+// A blocking HTTP/1.1 client for the CLI and the agent: one keep-alive
+// connection, reopened when the server closed it, every call bounded by a
+// timeout. Not thread-safe; give each thread its own client.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "net/http_types.h"
+
+namespace tessera::net {
+
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string ToString() const { return host + ":" + std::to_string(port); }
+};
+// "http://127.0.0.1:7070", "127.0.0.1:7070" or "localhost:7070".
+Result<Endpoint> ParseEndpoint(std::string_view url);
+
+class HttpClient {
+ public:
+  explicit HttpClient(Endpoint endpoint);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // The response, whatever its status; an error only when no response came
+  // (refused, reset, timed out), with a message naming the server.
+  Result<HttpResponse> Send(std::string_view method, std::string_view target, std::string_view body = {},
+                            std::string_view content_type = "application/json",
+                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  const Endpoint& endpoint() const { return endpoint_; }
+  // Sent with every request (the caller's identity until tokens exist).
+  void SetHeader(std::string name, std::string value);
+
+ private:
+  class Impl;
+  Endpoint endpoint_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::net

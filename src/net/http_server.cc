@@ -1,0 +1,193 @@
+#include "net/http_server.h"
+
+#include <cctype>
+#include <optional>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace tessera::net {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+class Session;
+
+class SessionExchange final : public Exchange {
+ public:
+  SessionExchange(std::shared_ptr<Session> session, HttpRequest request, bool keep_alive, unsigned version)
+      : session_(std::move(session)), request_(std::move(request)), keep_alive_(keep_alive), version_(version) {}
+  const HttpRequest& request() const override { return request_; }
+  HttpRequest& request() override { return request_; }
+  void Reply(HttpResponse response) override;
+
+ private:
+  std::shared_ptr<Session> session_;
+  HttpRequest request_;
+  bool keep_alive_;
+  unsigned version_;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const Router& router, const HttpServerOptions& options)
+      : stream_(std::move(socket)), router_(router), options_(options) {}
+
+  void Start() {
+    asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this()));
+  }
+
+  // Runs on the session's strand.
+  void Write(http::response<http::string_body> response) {
+    response_ = std::move(response);
+    stream_.expires_after(std::chrono::seconds(30));
+    http::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+  }
+
+  asio::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(options_.body_limit);
+    stream_.expires_after(options_.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, std::size_t) {
+    if (ec == http::error::body_limit) {
+      // The rest of the body is still on the wire: answer, then close.
+      HttpResponse response = ErrorResponse(413, "request body exceeds the limit of " + std::to_string(options_.body_limit) + " bytes");
+      close_after_write_ = true;
+      Reply(std::move(response), false, 11);
+      return;
+    }
+    if (ec) {
+      if (ec != http::error::end_of_stream && ec != beast::error::timeout) {
+        // A malformed request line or header: say so before closing.
+        if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
+          close_after_write_ = true;
+          Reply(ErrorResponse(400, "malformed HTTP request: " + ec.message()), false, 11);
+          return;
+        }
+      }
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    http::request<http::string_body> raw = parser_->release();
+    HttpRequest request;
+    request.method = std::string(raw.method_string());
+    const std::string_view target(raw.target().data(), raw.target().size());
+    const std::size_t question = target.find('?');
+    request.path = PercentDecode(target.substr(0, question), false);
+    if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
+    for (const auto& field : raw) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      request.headers[name] = std::string(field.value());
+    }
+    request.body = std::move(raw.body());
+    beast::error_code ignored;
+    const tcp::endpoint remote = stream_.socket().remote_endpoint(ignored);
+    request.remote_address = ignored ? std::string() : remote.address().to_string();
+    auto exchange = std::make_shared<SessionExchange>(shared_from_this(), std::move(request), raw.keep_alive(), raw.version());
+    router_.Dispatch(exchange);
+  }
+
+ public:
+  void Reply(HttpResponse response, bool keep_alive, unsigned version) {
+    http::response<http::string_body> raw{static_cast<http::status>(response.status), version};
+    raw.set(http::field::server, "tessera");
+    raw.set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) raw.set(name, value);
+    raw.keep_alive(keep_alive && !close_after_write_);
+    raw.body() = std::move(response.body);
+    raw.prepare_payload();
+    asio::post(stream_.get_executor(), [self = shared_from_this(), raw = std::move(raw)]() mutable { self->Write(std::move(raw)); });
+  }
+
+ private:
+  void OnWrite(beast::error_code ec, std::size_t) {
+    if (ec) return;
+    if (!response_.keep_alive() || close_after_write_) {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    Read();
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  const Router& router_;
+  const HttpServerOptions& options_;
+  bool close_after_write_ = false;
+};
+
+void SessionExchange::Reply(HttpResponse response) { session_->Reply(std::move(response), keep_alive_, version_); }
+
+}  // namespace
+
+class HttpServer::Impl {
+ public:
+  explicit Impl(int threads) : io(threads), acceptor(asio::make_strand(io)) {}
+
+  void Accept(const Router& router, const HttpServerOptions& options) {
+    acceptor.async_accept(asio::make_strand(io), [this, &router, &options](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) std::make_shared<Session>(std::move(socket), router, options)->Start();
+      Accept(router, options);
+    });
+  }
+
+  asio::io_context io;
+  tcp::acceptor acceptor;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+};
+
+HttpServer::HttpServer(HttpServerOptions options, const Router& router)
+    : options_(std::move(options)), router_(router), impl_(std::make_unique<Impl>(options_.threads)) {
+  impl_->work.emplace(impl_->io.get_executor());
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+boost::asio::io_context& HttpServer::io_context() { return impl_->io; }
+
+Status HttpServer::Start() {
+  beast::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(options_.address, ec);
+  if (ec) return InvalidArgument("'" + options_.address + "' is not an IP address");
+  const tcp::endpoint endpoint(address, options_.port);
+  const std::string where = options_.address + ":" + std::to_string(options_.port);
+  impl_->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(endpoint, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Status(StatusCode::kFailedPrecondition, "cannot listen on " + where + ": " + ec.message());
+  port_ = impl_->acceptor.local_endpoint().port();
+  impl_->Accept(router_, options_);
+  for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { impl_->io.run(); });
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  if (threads_.empty()) return;
+  asio::post(impl_->acceptor.get_executor(), [this] {
+    beast::error_code ignored;
+    impl_->acceptor.close(ignored);
+  });
+  impl_->work.reset();
+  impl_->io.stop();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+}  // namespace tessera::net

@@ -1,0 +1,48 @@
+// Maps (method, path pattern) to a handler. Patterns are literal segments and
+// "{name}" captures: "/v1/jobs/{id}/logs". A path that matches some pattern
+// under another method answers 405 with the allowed methods; none, 404.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/http_types.h"
+
+namespace tessera::net {
+
+// One request in flight. A handler must call Reply exactly once, now or later
+// and from any thread (long polls reply when something changes).
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  virtual const HttpRequest& request() const = 0;
+  virtual HttpRequest& request() = 0;
+  virtual void Reply(HttpResponse response) = 0;
+};
+using ExchangePtr = std::shared_ptr<Exchange>;
+using Handler = std::function<void(const ExchangePtr&)>;
+
+class Router {
+ public:
+  void Add(std::string method, std::string pattern, Handler handler);
+  // Finds the handler and fills request.params; answers 404/405 itself when none.
+  void Dispatch(const ExchangePtr& exchange) const;
+
+  struct Route {
+    std::string method;
+    std::string pattern;
+    std::vector<std::string> segments;
+    Handler handler;
+  };
+  const std::vector<Route>& routes() const { return routes_; }
+
+ private:
+  std::vector<Route> routes_;
+};
+
+// {"error": message, "code": status}: the one error body every route uses.
+HttpResponse ErrorResponse(int status, std::string_view message);
+
+}  // namespace tessera::net
