@@ -1,0 +1,47 @@
+// Group commit: callers hand batches to one writer thread, which applies
+// every batch waiting at that moment in a single store transaction and then
+// calls each batch's callback in submission order. Durable writes (one fsync
+// per transaction) then cost one fsync per burst, not one per job, which is
+// what lets the API answer thousands of submissions per second only after
+// they are on disk.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "store/state_store.h"
+
+namespace tessera::store {
+
+class CommitQueue {
+ public:
+  using Callback = std::function<void(const Status&)>;
+  explicit CommitQueue(StateStore& store);
+  ~CommitQueue();  // drains what was submitted, then stops
+  CommitQueue(const CommitQueue&) = delete;
+  CommitQueue& operator=(const CommitQueue&) = delete;
+
+  // Batches are applied in submission order; `done` runs on the writer thread.
+  void Submit(std::vector<Mutation> batch, Callback done);
+  // Blocks until everything submitted so far is applied (tests, shutdown).
+  void Flush();
+
+  std::int64_t transactions() const { return transactions_; }
+
+ private:
+  void Run();
+  StateStore& store_;
+  std::mutex mu_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::pair<std::vector<Mutation>, Callback>> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::int64_t transactions_ = 0;
+  std::thread writer_;
+};
+
+}  // namespace tessera::store

@@ -1,0 +1,115 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace tessera::store {
+namespace {
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  sqlite3_stmt* get() const { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+void BindText(sqlite3_stmt* stmt, int index, std::string_view text) {
+  sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+}  // namespace
+
+std::string_view ToString(Collection collection) {
+  switch (collection) {
+    case Collection::kJobs: return "jobs";
+    case Collection::kJobSpecs: return "job-specs";
+    case Collection::kNodes: return "nodes";
+    case Collection::kQueues: return "queues";
+    case Collection::kEvents: return "events";
+    case Collection::kMeta: return "meta";
+  }
+  return "?";
+}
+
+std::string NumericKey(std::int64_t id) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "%020lld", static_cast<long long>(id));
+  return buffer;
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    const std::string why = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Status(StatusCode::kFailedPrecondition, "cannot open the state database " + path + ": " + why);
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, db));
+  sqlite3_busy_timeout(db, 5000);
+  for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+                          "CREATE TABLE IF NOT EXISTS objects (collection TEXT NOT NULL, key TEXT NOT NULL, "
+                          "value TEXT NOT NULL, PRIMARY KEY (collection, key)) WITHOUT ROWID"}) {
+    TESSERA_RETURN_IF_ERROR(store->Exec(sql));
+  }
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+
+std::string SqliteStore::Describe() const { return "sqlite " + path_ + " (WAL, synchronous=FULL)"; }
+
+Status SqliteStore::Exec(const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    const std::string why = error != nullptr ? error : "unknown error";
+    sqlite3_free(error);
+    return Internal("state database " + path_ + ": " + why);
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::Apply(const std::vector<Mutation>& batch) {
+  TESSERA_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Statement put(db_, "INSERT INTO objects (collection, key, value) VALUES (?1, ?2, ?3) "
+                     "ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value");
+  Statement erase(db_, "DELETE FROM objects WHERE collection = ?1 AND key = ?2");
+  for (const Mutation& m : batch) {
+    sqlite3_stmt* stmt = m.erase ? erase.get() : put.get();
+    sqlite3_reset(stmt);
+    BindText(stmt, 1, ToString(m.collection));
+    BindText(stmt, 2, m.key);
+    if (!m.erase) BindText(stmt, 3, m.value);
+    if (sqlite3_step(stmt) != SQLITE_DONE) {
+      const std::string why = sqlite3_errmsg(db_);
+      (void)Exec("ROLLBACK");
+      return Internal("state database " + path_ + ": " + why);
+    }
+  }
+  return Exec("COMMIT");
+}
+
+Result<std::vector<Entry>> SqliteStore::List(Collection collection) {
+  Statement select(db_, "SELECT key, value FROM objects WHERE collection = ?1 ORDER BY key");
+  BindText(select.get(), 1, ToString(collection));
+  std::vector<Entry> entries;
+  int rc;
+  while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
+    entries.push_back({reinterpret_cast<const char*>(sqlite3_column_text(select.get(), 0)),
+                       reinterpret_cast<const char*>(sqlite3_column_text(select.get(), 1))});
+  }
+  if (rc != SQLITE_DONE) return Internal("state database " + path_ + ": " + sqlite3_errmsg(db_));
+  return entries;
+}
+
+}  // namespace tessera::store
