@@ -72,7 +72,7 @@ TEST(CommitQueueTest, BatchesApplyInOrderAndCallbacksSeeSuccess) {
     all_queued.set_value();
     queue.Flush();
     EXPECT_EQ(done.load(), 200);
-    EXPECT_EQ(queue.transactions(), 2);
+    EXPECT_LE(queue.transactions(), 2);  // 201 without group commit
   }
   for (int i = 0; i < 200; ++i) EXPECT_EQ(order[i], i);
   auto meta = (*store)->List(Collection::kMeta);
