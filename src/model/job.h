@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct TaskGroup {
   std::int32_t min_replicas = 1;  // the gang starts once this many of the group are placed
   TaskRequest request;
   std::vector<std::string> command;
+  std::map<std::string, std::string> env;  // added to the task's environment
 };
 
 struct Dependency {

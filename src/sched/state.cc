@@ -34,6 +34,18 @@ JobId SchedulerState::Submit(Job job, Time now) {
   return jobs_.Add(std::move(job));
 }
 
+JobId SchedulerState::Restore(Job job) {
+  for (model::TaskGroup& group : job.groups) {
+    if (!group.request.gpu_model.empty()) group.request.models = cluster_.ResolveModels(group.request.gpu_model).value_or(0);
+  }
+  if (job.state == JobState::kRunning) {
+    for (const model::TaskPlacement& task : job.placements) cluster_.Allocate(task);
+    job.held = model::SumPlacements(job.placements);
+    queues_.Charge(job.queue, job.Held(), +1, job.preemptible);
+  }
+  return jobs_.Add(std::move(job));
+}
+
 void SchedulerState::Bind(JobId id, std::vector<model::TaskPlacement> placements, Time now) {
   Job& job = jobs_.at(id);
   for (const model::TaskPlacement& task : placements) cluster_.Allocate(task);

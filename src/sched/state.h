@@ -38,6 +38,11 @@ class SchedulerState {
   // so the scheduler reports why (the API rejects such jobs before this).
   model::JobId Submit(model::Job job, Time now);
 
+  // Puts back a job as it was, keeping its state, id order and restarts: the
+  // server's recovery and its rebuilds after nodes join or queues change. A
+  // running job takes its placements again (they must fit: they did before).
+  model::JobId Restore(model::Job job);
+
   // Starts a pending job on `placements` / stops a running one and returns it
   // to pending. The scheduler calls these through a Statement.
   void Bind(model::JobId id, std::vector<model::TaskPlacement> placements, Time now);

@@ -44,5 +44,19 @@ TEST(SchedulerStateTest, ByDefaultAFailureEndsTheJob) {
   EXPECT_EQ(state.job(id).state, model::JobState::kFailed);
 }
 
+TEST(SchedulerStateTest, RestoreRetakesARunningJobsPlacementAndCharges) {
+  SchedulerState before = MakeState(MakeCluster(2, 8));
+  const model::JobId running = StartJob(before, MakeJob({.gpu_milli = 4000}), 0);
+  const model::JobId pending = before.Submit(MakeJob({.gpu_milli = 8000}), 1);
+  SchedulerState after = MakeState(MakeCluster(2, 8));
+  for (const model::Job& job : before.jobs().all()) after.Restore(job);
+  EXPECT_EQ(after.job(running).state, model::JobState::kRunning);
+  EXPECT_EQ(after.job(running).placements, before.job(running).placements);
+  EXPECT_EQ(after.cluster().allocated().gpu_milli, 4000);
+  EXPECT_EQ(after.queues().queue(after.job(running).queue).allocated.gpu_milli, 4000);
+  EXPECT_EQ(after.jobs().pending(), std::vector<model::JobId>{pending});
+  EXPECT_EQ(after.jobs().running(), std::vector<model::JobId>{running});
+}
+
 }  // namespace
 }  // namespace tessera::sched

@@ -1,6 +1,7 @@
 #include "spec/job_yaml.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <map>
 #include <string>
@@ -52,8 +53,9 @@ Result<std::string> ReadChoice(const YamlValue& value, std::initializer_list<std
 
 class JobParser {
  public:
-  JobParser(std::string_view source, const model::Cluster& cluster, const model::QueueTree& queues)
-      : source_(source), cluster_(cluster), queues_(queues) {}
+  JobParser(std::string_view source, const model::Cluster& cluster, const model::QueueTree& queues,
+            bool check_feasible)
+      : source_(source), cluster_(cluster), queues_(queues), check_feasible_(check_feasible) {}
 
   Result<model::Job> Parse(const YamlValue& document) {
     Result<YamlMap> top = ReadDocument(document, "Job");
@@ -65,7 +67,7 @@ class JobParser {
     TESSERA_RETURN_IF_ERROR(ParseSpec(*top->Get("spec"), job));
 
     // Feasibility names the field at fault; give it that field's position.
-    const Status feasible = model::CheckFeasible(job, cluster_, queues_);
+    const Status feasible = check_feasible_ ? model::CheckFeasible(job, cluster_, queues_) : Status::Ok();
     if (!feasible.ok()) {
       const std::string& message = feasible.message();
       const std::string path = message.substr(0, message.find(": "));
@@ -164,7 +166,7 @@ class JobParser {
   }
 
   Result<model::TaskGroup> ParseTask(const YamlValue& value, std::map<std::string, YAML::Mark>& names) {
-    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command"}, {"name"});
+    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env"}, {"name"});
     if (!task.ok()) return task.status();
     model::TaskGroup group;
     TESSERA_RETURN_IF_ERROR(task->ReadDnsLabel("name", &group.name));
@@ -187,6 +189,16 @@ class JobParser {
       group.request = std::move(*request);
     }
     TESSERA_RETURN_IF_ERROR(task->ReadStringList("command", &group.command));
+    if (const std::optional<YamlValue> env = task->Find("env")) {
+      Result<YamlMap> vars = YamlMap::Read(*env);
+      if (!vars.ok()) return vars.status();
+      for (const std::string& key : vars->Keys()) {
+        if (key.empty() || key.find('=') != std::string::npos || std::isdigit(static_cast<unsigned char>(key[0]))) {
+          return vars->Get(key)->Error("'" + key + "' is not a valid environment variable name");
+        }
+        TESSERA_RETURN_IF_ERROR(vars->ReadString(key, &group.env[key]));
+      }
+    }
     return group;
   }
 
@@ -218,6 +230,7 @@ class JobParser {
   std::string_view source_;
   const model::Cluster& cluster_;
   const model::QueueTree& queues_;
+  bool check_feasible_;
 };
 
 // A dependency cycle among the jobs of one file would leave all of them
@@ -254,11 +267,11 @@ std::vector<std::string> FindCycle(const std::vector<model::Job>& jobs) {
 }
 
 Result<std::vector<model::Job>> Parse(std::string_view text, std::string_view source, const model::Cluster& cluster,
-                                      const model::QueueTree& queues) {
+                                      const model::QueueTree& queues, const JobParseOptions& options) {
   Result<std::vector<YamlValue>> documents = LoadYamlDocuments(text, source);
   if (!documents.ok()) return documents.status();
   if (documents->empty()) return InvalidArgument(std::string(source) + ": no Job documents found");
-  JobParser parser(source, cluster, queues);
+  JobParser parser(source, cluster, queues, options.check_feasible);
   std::vector<model::Job> jobs;
   std::map<std::string, std::string> defined;  // job name -> where
   std::vector<YamlValue> where;               // each job's document
@@ -271,6 +284,7 @@ Result<std::vector<model::Job>> Parse(std::string_view text, std::string_view so
     }
     jobs.push_back(std::move(*job));
     where.push_back(document);
+    if (options.documents != nullptr) options.documents->push_back(YAML::Dump(document.node()));
   }
   if (const std::vector<std::string> cycle = FindCycle(jobs); !cycle.empty()) {
     std::string chain;
@@ -287,8 +301,10 @@ Result<std::vector<model::Job>> Parse(std::string_view text, std::string_view so
 }  // namespace
 
 Result<std::vector<model::Job>> ParseJobYaml(std::string_view text, std::string_view source,
-                                             const model::Cluster& cluster, const model::QueueTree& queues) {
-  return CatchYaml(source, [&] { return Parse(text, source, cluster, queues); });
+                                             const model::Cluster& cluster, const model::QueueTree& queues,
+                                             const JobParseOptions& options) {
+  if (options.documents != nullptr) options.documents->clear();
+  return CatchYaml(source, [&] { return Parse(text, source, cluster, queues, options); });
 }
 
 }  // namespace tessera::spec

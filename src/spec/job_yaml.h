@@ -13,6 +13,7 @@
 //         minReplicas: 4
 //         resources: {gpus: 8, cpus: 64, memory: 512Gi, gpuModel: H100, gpuMemory: 80Gi}
 //         command: [torchrun, train.py]
+//         env: {NCCL_DEBUG: INFO}
 //     topology: {level: leaf, mode: required}
 //     checkpoint: {interval: 30m}
 //     restart: {maxRestarts: 5}
@@ -35,10 +36,21 @@
 
 namespace tessera::spec {
 
+struct JobParseOptions {
+  // Off when reloading jobs that were accepted earlier (server recovery): the
+  // cluster may have changed since, and an accepted job is never dropped; it
+  // waits with the reason instead.
+  bool check_feasible = true;
+  // When set, receives each job's own document as YAML text, in job order,
+  // so that one document of a multi-job file can be stored and shown alone.
+  std::vector<std::string>* documents = nullptr;
+};
+
 // Returns the jobs with every spec field set (queue resolved to its id),
 // runtime state left at its defaults; ids are left invalid for the caller.
 Result<std::vector<model::Job>> ParseJobYaml(std::string_view text, std::string_view source,
                                              const model::Cluster& cluster,
-                                             const model::QueueTree& queues);
+                                             const model::QueueTree& queues,
+                                             const JobParseOptions& options = {});
 
 }  // namespace tessera::spec

@@ -168,6 +168,46 @@ spec: {tasks: [{name: m, resources: {cpus: 500m, memory: 1Gi}}]}
   EXPECT_EQ((*jobs)[3].groups[0].request.gpu_milli, 0);
 }
 
+TEST_F(JobYamlTest, ReadsTaskEnvironmentAndKeepsEachDocument) {
+  std::vector<std::string> documents;
+  const auto jobs = ParseJobYaml(R"(apiVersion: tessera/v1
+kind: Job
+metadata: {name: a}
+spec:
+  tasks: [{name: main, command: [env], env: {NCCL_DEBUG: INFO, LR: "0.1"}}]
+---
+apiVersion: tessera/v1
+kind: Job
+metadata: {name: b}
+spec: {tasks: [{name: main}]}
+)", "j.yaml", cluster_, queues_, {.documents = &documents});
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  EXPECT_EQ(jobs->at(0).groups[0].env.at("NCCL_DEBUG"), "INFO");
+  EXPECT_EQ(jobs->at(0).groups[0].env.at("LR"), "0.1");
+  ASSERT_EQ(documents.size(), 2u);
+  EXPECT_THAT(documents[0], HasSubstr("name: a"));
+  EXPECT_THAT(documents[1], HasSubstr("name: b"));
+  EXPECT_THAT(documents[1], ::testing::Not(HasSubstr("name: a")));
+  // Each stored document parses back on its own to the same job.
+  const auto again = Parse(documents[0]);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->at(0).groups[0].env, jobs->at(0).groups[0].env);
+}
+
+TEST_F(JobYamlTest, BadEnvironmentNameIsRejected) {
+  const auto jobs = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  tasks: [{name: m, env: {\"A=B\": x}}]\n");
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_THAT(jobs.status().message(), HasSubstr("'A=B' is not a valid environment variable name"));
+}
+
+TEST_F(JobYamlTest, RecoveryModeKeepsJobsTheClusterCannotRunNow) {
+  const std::string text = "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: big}\nspec:\n  tasks: [{name: m, resources: {gpus: 16}}]\n";
+  EXPECT_FALSE(Parse(text).ok());
+  const auto kept = ParseJobYaml(text, "store", cluster_, queues_, {.check_feasible = false});
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(kept->at(0).groups[0].request.gpu_milli, 16000);
+}
+
 TEST_F(JobYamlTest, AnEmptyFileIsAnError) {
   const Result<std::vector<model::Job>> jobs = Parse("# nothing\n");
   ASSERT_FALSE(jobs.ok());

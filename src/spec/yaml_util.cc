@@ -206,6 +206,12 @@ Result<std::vector<std::string>> YamlValue::StringList() const {
 
 // --- YamlMap -----------------------------------------------------------------
 
+std::vector<std::string> YamlMap::Keys() const {
+  std::vector<std::string> keys;
+  for (const Entry& entry : entries_) keys.push_back(entry.key);
+  return keys;
+}
+
 Result<YamlMap> YamlMap::Read(const YamlValue& value) {
   if (!value.node().IsMap()) return value.Error("expected a mapping, got " + value.Describe());
   YamlMap map(value);

@@ -108,6 +108,7 @@ class YamlMap {
   Status Need(std::initializer_list<std::string_view> required) const;
 
   const YamlValue& value() const { return value_; }
+  std::vector<std::string> Keys() const;  // in the order written
   bool Has(std::string_view key) const { return Find(key).has_value(); }
   std::optional<YamlValue> Find(std::string_view key) const;
   Result<YamlValue> Get(std::string_view key) const;  // Find, or the missing-field error
