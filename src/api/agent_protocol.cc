@@ -1,0 +1,190 @@
+#include "api/agent_protocol.h"
+
+#include <limits>
+
+#include "api/json_reader.h"
+
+namespace tessera::api {
+namespace {
+
+using nlohmann::json;
+constexpr std::int64_t kMaxI64 = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxI32 = std::numeric_limits<std::int32_t>::max();
+
+json KeyJson(const TaskKey& key) { return {{"job", key.job}, {"attempt", key.attempt}, {"task", key.task}}; }
+
+Status ReadKey(const JsonObject& o, TaskKey* key) {
+  TESSERA_RETURN_IF_ERROR(o.ReadInt("job", &key->job, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o.ReadInt32("attempt", &key->attempt, 0, kMaxI32));
+  return o.ReadInt32("task", &key->task, 0, kMaxI32);
+}
+
+Result<GpuInventory> GpuFromJson(const json& value, const std::string& path) {
+  Result<JsonObject> o = JsonObject::Read(value, path, {"index", "uuid", "model", "memory", "numa", "nvlinkDomain", "healthy"},
+                                          {"index", "model", "memory"});
+  if (!o.ok()) return o.status();
+  GpuInventory gpu;
+  TESSERA_RETURN_IF_ERROR(o->ReadInt32("index", &gpu.index, 0, 63));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("uuid", &gpu.uuid));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("model", &gpu.model));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("memory", &gpu.memory, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt32("numa", &gpu.numa, 0, 1023));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt32("nvlinkDomain", &gpu.nvlink_domain, 0, 63));
+  TESSERA_RETURN_IF_ERROR(o->ReadBool("healthy", &gpu.healthy));
+  if (gpu.model.empty()) return o->Error("model", "must not be empty");
+  return gpu;
+}
+
+}  // namespace
+
+bool NodeInventory::SameCapacity(const NodeInventory& other) const {
+  if (leaf != other.leaf || spine != other.spine || cpu_milli != other.cpu_milli || memory != other.memory ||
+      gpus.size() != other.gpus.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const GpuInventory& a = gpus[i];
+    const GpuInventory& b = other.gpus[i];
+    if (a.model != b.model || a.memory != b.memory || a.numa != b.numa || a.nvlink_domain != b.nvlink_domain) return false;
+  }
+  return true;
+}
+
+json ToJson(const NodeInventory& inventory) {
+  json gpus = json::array();
+  for (const GpuInventory& g : inventory.gpus) {
+    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory},
+                    {"numa", g.numa}, {"nvlinkDomain", g.nvlink_domain}, {"healthy", g.healthy}});
+  }
+  return {{"name", inventory.name}, {"address", inventory.address}, {"leaf", inventory.leaf},
+          {"spine", inventory.spine}, {"provider", inventory.provider}, {"cpuMilli", inventory.cpu_milli},
+          {"memory", inventory.memory}, {"gpus", gpus}};
+}
+
+Result<NodeInventory> NodeInventoryFromJson(const json& value) {
+  Result<JsonObject> o = JsonObject::Read(value, "", {"name", "address", "leaf", "spine", "provider", "cpuMilli", "memory", "gpus"},
+                                          {"name"});
+  if (!o.ok()) return o.status();
+  NodeInventory inv;
+  TESSERA_RETURN_IF_ERROR(o->ReadString("name", &inv.name));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("address", &inv.address));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("leaf", &inv.leaf));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("spine", &inv.spine));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("provider", &inv.provider));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("cpuMilli", &inv.cpu_milli, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("memory", &inv.memory, 0, kMaxI64));
+  auto items = o->Items("gpus");
+  if (!items.ok()) return items.status();
+  if (items->size() > 64) return o->Error("gpus", "a node has at most 64 GPUs, got " + std::to_string(items->size()));
+  for (const auto& [path, item] : *items) {
+    Result<GpuInventory> gpu = GpuFromJson(*item, path);
+    if (!gpu.ok()) return gpu.status();
+    if (gpu->index != static_cast<std::int32_t>(inv.gpus.size())) {
+      return InvalidArgument(path + ".index: GPUs must be listed in index order from 0");
+    }
+    if (!inv.gpus.empty() && gpu->model != inv.gpus.front().model) {
+      return InvalidArgument(path + ".model: a node's GPUs must all be one model (" + inv.gpus.front().model + ")");
+    }
+    inv.gpus.push_back(std::move(*gpu));
+  }
+  return inv;
+}
+
+json ToJson(const AssignmentSet& set) {
+  json tasks = json::array();
+  for (const Assignment& a : set.tasks) {
+    json t = KeyJson(a.key);
+    t["jobName"] = a.job_name;
+    t["taskName"] = a.task_name;
+    t["command"] = a.command;
+    t["env"] = a.env;
+    t["gpus"] = a.gpus;
+    t["gpuMilli"] = a.gpu_milli;
+    t["gpuMemory"] = a.gpu_memory;
+    t["cpuMilli"] = a.cpu_milli;
+    t["memory"] = a.memory;
+    tasks.push_back(std::move(t));
+  }
+  return {{"revision", set.revision}, {"tasks", tasks}};
+}
+
+Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
+  Result<JsonObject> o = JsonObject::Read(value, "", {"revision", "tasks"}, {"revision", "tasks"});
+  if (!o.ok()) return o.status();
+  AssignmentSet set;
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("revision", &set.revision, 0, kMaxI64));
+  auto items = o->Items("tasks");
+  if (!items.ok()) return items.status();
+  for (const auto& [path, item] : *items) {
+    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "jobName", "taskName", "command", "env", "gpus",
+                                                          "gpuMilli", "gpuMemory", "cpuMilli", "memory"},
+                                            {"job", "attempt", "task", "command"});
+    if (!t.ok()) return t.status();
+    Assignment a;
+    TESSERA_RETURN_IF_ERROR(ReadKey(*t, &a.key));
+    TESSERA_RETURN_IF_ERROR(t->ReadString("jobName", &a.job_name));
+    TESSERA_RETURN_IF_ERROR(t->ReadString("taskName", &a.task_name));
+    TESSERA_RETURN_IF_ERROR(t->ReadStringList("command", &a.command));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt32("gpuMilli", &a.gpu_milli, 0, 1000));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt("gpuMemory", &a.gpu_memory, 0, kMaxI64));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt("cpuMilli", &a.cpu_milli, 0, kMaxI64));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt("memory", &a.memory, 0, kMaxI64));
+    if (t->Has("env")) {
+      const json& env = t->Raw("env");
+      if (!env.is_object()) return t->Error("env", "expected an object of strings");
+      for (const auto& [k, v] : env.items()) {
+        if (!v.is_string()) return t->Error("env", k + ": expected a string");
+        a.env[k] = v.get<std::string>();
+      }
+    }
+    if (t->Has("gpus")) {
+      const json& gpus = t->Raw("gpus");
+      if (!gpus.is_array()) return t->Error("gpus", "expected a list of GPU indices");
+      for (const json& g : gpus) {
+        if (!g.is_number_integer() || g.get<std::int64_t>() < 0 || g.get<std::int64_t>() > 63) {
+          return t->Error("gpus", "expected GPU indices 0..63");
+        }
+        a.gpus.push_back(g.get<std::int32_t>());
+      }
+    }
+    set.tasks.push_back(std::move(a));
+  }
+  return set;
+}
+
+json ToJson(const StatusReport& report) {
+  json tasks = json::array();
+  for (const TaskReport& r : report.tasks) {
+    json t = KeyJson(r.key);
+    t["state"] = r.exited ? "exited" : "running";
+    if (r.exited) t["exitCode"] = r.exit_code;
+    if (!r.message.empty()) t["message"] = r.message;
+    tasks.push_back(std::move(t));
+  }
+  return {{"tasks", tasks}};
+}
+
+Result<StatusReport> StatusReportFromJson(const json& value) {
+  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks"});
+  if (!o.ok()) return o.status();
+  StatusReport report;
+  auto items = o->Items("tasks");
+  if (!items.ok()) return items.status();
+  for (const auto& [path, item] : *items) {
+    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "state", "exitCode", "message"},
+                                            {"job", "attempt", "task", "state"});
+    if (!t.ok()) return t.status();
+    TaskReport r;
+    TESSERA_RETURN_IF_ERROR(ReadKey(*t, &r.key));
+    std::string state;
+    TESSERA_RETURN_IF_ERROR(t->ReadString("state", &state));
+    if (state != "running" && state != "exited") return t->Error("state", "'" + state + "' is not one of: running, exited");
+    r.exited = state == "exited";
+    TESSERA_RETURN_IF_ERROR(t->ReadInt32("exitCode", &r.exit_code, -1, 255));
+    TESSERA_RETURN_IF_ERROR(t->ReadString("message", &r.message));
+    report.tasks.push_back(std::move(r));
+  }
+  return report;
+}
+
+}  // namespace tessera::api

@@ -1,0 +1,93 @@
+// The messages between the server and its agents, as JSON on the /v1 API
+// (docs/api.md, api/openapi.yaml):
+//
+//   POST /v1/nodes/{name}/register   NodeInventory, plus the tasks the agent runs
+//   GET  /v1/nodes/{name}/assignments?after=REV&wait=SECONDS
+//        -> AssignmentSet: every task the node should run now (level-triggered:
+//           the agent starts what is missing and stops what is no longer listed)
+//   POST /v1/nodes/{name}/status     StatusReport: task transitions; also the heartbeat
+//   POST /v1/nodes/{name}/logs?job=&attempt=&task=&stream=&offset=   raw log bytes
+//
+// A task is named by (job, attempt, task index): a restarted job has a new
+// attempt, so a report about an old run can never be mistaken for the new one.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+
+namespace tessera::api {
+
+struct GpuInventory {
+  std::int32_t index = 0;
+  std::string uuid;
+  std::string model;
+  std::int64_t memory = 0;
+  std::int32_t numa = 0;
+  std::int32_t nvlink_domain = 0;
+  bool healthy = true;
+};
+
+struct NodeInventory {
+  std::string name;
+  std::string address;   // empty: the server uses the address the agent connects from
+  std::string leaf = "leaf-0";
+  std::string spine = "spine-0";
+  std::string provider;  // "NVML 550.54, 8 GPUs" or "fake GPUs (no NVIDIA driver found)"
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+  std::vector<GpuInventory> gpus;
+
+  // Whether the scheduler's view (topology and capacity) differs.
+  bool SameCapacity(const NodeInventory& other) const;
+};
+
+struct TaskKey {
+  std::int64_t job = 0;
+  std::int32_t attempt = 0;
+  std::int32_t task = 0;
+  auto operator<=>(const TaskKey&) const = default;
+};
+
+struct Assignment {
+  TaskKey key;
+  std::string job_name;
+  std::string task_name;                       // "worker-3"
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;     // rendezvous and TESSERA_* variables included
+  std::vector<std::int32_t> gpus;              // local indices
+  std::int32_t gpu_milli = 0;
+  std::int64_t gpu_memory = 0;
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+};
+
+struct AssignmentSet {
+  std::int64_t revision = 0;
+  std::vector<Assignment> tasks;
+};
+
+struct TaskReport {
+  TaskKey key;
+  bool exited = false;      // false: running
+  std::int32_t exit_code = 0;
+  std::string message;      // why it failed to start or how it ended
+};
+
+struct StatusReport {
+  std::vector<TaskReport> tasks;
+};
+
+nlohmann::json ToJson(const NodeInventory& inventory);
+nlohmann::json ToJson(const AssignmentSet& set);
+nlohmann::json ToJson(const StatusReport& report);
+Result<NodeInventory> NodeInventoryFromJson(const nlohmann::json& value);
+Result<AssignmentSet> AssignmentSetFromJson(const nlohmann::json& value);
+Result<StatusReport> StatusReportFromJson(const nlohmann::json& value);
+
+}  // namespace tessera::api

@@ -1,0 +1,73 @@
+#include "api/agent_protocol.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/json_reader.h"
+
+namespace tessera::api {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(AgentProtocolTest, InventoryRoundTrips) {
+  NodeInventory inv;
+  inv.name = "n1";
+  inv.leaf = "rack-2";
+  inv.cpu_milli = 64000;
+  inv.gpus = {{0, "GPU-a", "H100", 80LL << 30, 0, 0, true}, {1, "GPU-b", "H100", 80LL << 30, 1, 0, false}};
+  auto back = NodeInventoryFromJson(ToJson(inv));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->SameCapacity(inv));
+  EXPECT_EQ(back->gpus[1].uuid, "GPU-b");
+  EXPECT_FALSE(back->gpus[1].healthy);
+  inv.gpus[1].nvlink_domain = 1;
+  EXPECT_FALSE(back->SameCapacity(inv));
+}
+
+TEST(AgentProtocolTest, InventoryErrorsNameTheField) {
+  auto bad = NodeInventoryFromJson(nlohmann::json::parse(R"({"name":"n","gpus":[{"index":0,"model":"H100","memory":1,"colour":"red"}]})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("gpus[0].colour: unknown field"));
+  auto mixed = NodeInventoryFromJson(nlohmann::json::parse(
+      R"({"name":"n","gpus":[{"index":0,"model":"H100","memory":1},{"index":1,"model":"A100","memory":1}]})"));
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_THAT(mixed.status().message(), HasSubstr("gpus[1].model: a node's GPUs must all be one model (H100)"));
+}
+
+TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
+  AssignmentSet set;
+  set.revision = 7;
+  Assignment a;
+  a.key = {12, 2, 3};
+  a.command = {"python3", "train.py"};
+  a.env = {{"RANK", "3"}};
+  a.gpus = {4, 5};
+  a.gpu_milli = 1000;
+  set.tasks.push_back(a);
+  auto back = AssignmentSetFromJson(ToJson(set));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->revision, 7);
+  EXPECT_EQ(back->tasks[0].key, (TaskKey{12, 2, 3}));
+  EXPECT_EQ(back->tasks[0].env.at("RANK"), "3");
+  EXPECT_EQ(back->tasks[0].gpus, (std::vector<std::int32_t>{4, 5}));
+
+  StatusReport report;
+  report.tasks.push_back({{12, 2, 3}, true, 137, "killed"});
+  auto r = StatusReportFromJson(ToJson(report));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->tasks[0].exited);
+  EXPECT_EQ(r->tasks[0].exit_code, 137);
+  auto bad = StatusReportFromJson(nlohmann::json::parse(R"({"tasks":[{"job":1,"attempt":1,"task":0,"state":"dancing"}]})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("tasks[0].state: 'dancing' is not one of: running, exited"));
+}
+
+TEST(JsonReaderTest, MalformedJsonSaysWhere) {
+  auto bad = ParseJsonBody("{\"a\": }");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("malformed JSON: parse error at line 1, column 7"));
+}
+
+}  // namespace
+}  // namespace tessera::api
