@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On a machine with NVIDIA GPUs: builds tessera-gpu-probe (release preset), prints
+# what Tessera's NVML layer discovers (JSON: GPUs, a telemetry sample), and checks
+# it against nvidia-smi -L: the same GPUs, in the same order, with the same UUIDs
+# and names. Exits non-zero when they disagree, or when the driver, NVML or
+# nvidia-smi is missing. Needs no CUDA toolkit: NVML is loaded at run time.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+fail() { echo "check-nvml: $*" >&2; exit 1; }
+
+command -v nvidia-smi >/dev/null || fail "nvidia-smi not found: run this on a machine with the NVIDIA driver"
+scripts/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release --target tessera-gpu-probe
+
+probe=$(build/release/tessera-gpu-probe) || fail "tessera-gpu-probe could not use NVML (its message is above)"
+echo "$probe"
+
+# The probe prints one field per line; nvidia-smi -L prints
+# "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)", plus indented MIG lines we skip.
+field() { grep -o "\"$1\": \"[^\"]*\"" <<<"$probe" | cut -d'"' -f4 || true; }
+listing=$(nvidia-smi -L) || fail "nvidia-smi -L failed"
+want_uuids=$(sed -n 's/^GPU [0-9]*: .* (UUID: \(GPU-[^)]*\))$/\1/p' <<<"$listing")
+want_names=$(sed -n 's/^GPU [0-9]*: \(.*\) (UUID: GPU-[^)]*)$/\1/p' <<<"$listing")
+got_uuids=$(field uuid)
+got_names=$(field name)
+
+count() { if [ -z "$1" ]; then echo 0; else wc -l <<<"$1"; fi; }
+want_count=$(count "$want_uuids")
+got_count=$(count "$got_uuids")
+[ "$got_count" -eq "$want_count" ] || fail "Tessera sees $got_count GPUs, nvidia-smi -L lists $want_count"
+[ "$got_uuids" = "$want_uuids" ] || fail "UUIDs differ:"$'\n'"tessera:"$'\n'"$got_uuids"$'\n'"nvidia-smi:"$'\n'"$want_uuids"
+[ "$got_names" = "$want_names" ] || fail "names differ:"$'\n'"tessera:"$'\n'"$got_names"$'\n'"nvidia-smi:"$'\n'"$want_names"
+echo "check-nvml: OK: $got_count GPUs, UUIDs and names in nvidia-smi's order"
