@@ -1,0 +1,338 @@
+#include "node/launch/task_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace tessera::node {
+namespace {
+
+std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+Status FailedPrecondition(std::string message) {
+  return {StatusCode::kFailedPrecondition, std::move(message)};
+}
+
+Status WithContext(const std::string& context, const Status& status) {
+  return {status.code(), context + status.message()};
+}
+
+// A file descriptor, closed when it goes out of scope.
+class Fd {
+ public:
+  Fd() = default;
+  // Takes `fd`, moved above 2 so that dup2 onto stdin/stdout/stderr never clobbers it.
+  explicit Fd(int fd) : fd_(fd >= 0 && fd <= 2 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : fd) {
+    if (fd != fd_ && fd >= 0) close(fd);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&&) = delete;
+  ~Fd() { Close(); }
+
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Two connected descriptors, close-on-exec. The child's failure report travels
+// on a pipe; the parent's go-ahead on a socket, so that sending to a child that
+// has died fails with EPIPE instead of raising SIGPIPE in the agent (MSG_NOSIGNAL).
+struct Channel {
+  Fd read, write;
+};
+std::optional<Channel> MakeChannel(bool socket) {
+  int fds[2];
+  const int rc =
+      socket ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) : pipe2(fds, O_CLOEXEC);
+  if (rc != 0) return std::nullopt;
+  Channel channel{Fd(fds[0]), Fd(fds[1])};
+  if (!channel.read.ok() || !channel.write.ok()) return std::nullopt;
+  return channel;
+}
+
+Result<Fd> OpenLog(const std::string& path, const std::string& stream) {
+  if (path.empty()) return Fd(open("/dev/null", O_WRONLY | O_CLOEXEC));
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  Fd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd.ok()) {
+    const std::string why = ec ? ec.message() : ErrnoText(errno);
+    return FailedPrecondition("cannot open the " + stream + " log " + path + ": " + why);
+  }
+  return fd;
+}
+
+// execvp's search, done ahead: the paths to try, in order.
+std::vector<std::string> ExecCandidates(const std::string& command, std::string_view path) {
+  if (command.find('/') != std::string::npos) return {command};
+  std::vector<std::string> candidates;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = path.find(':', start);
+    const std::string_view dir = path.substr(start, end - start);
+    // An empty entry is the current directory, as for execvp.
+    candidates.push_back(dir.empty() ? command : std::string(dir) + "/" + command);
+    if (end == std::string_view::npos) return candidates;
+    start = end + 1;
+  }
+}
+
+std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// What the child reports when it fails before exec.
+enum class Step : int { kSession, kStdio, kWorkingDir, kExec };
+struct ChildReport {
+  Step step;
+  int err;
+};
+
+// Everything the child needs, prepared before fork so that it need not allocate.
+struct ChildPlan {
+  int go_fd, report_fd, stdin_fd, stdout_fd, stderr_fd;
+  const char* working_dir;  // nullptr: stay in the agent's
+  std::vector<char*> candidates, argv, envp;
+};
+
+[[noreturn]] void Fail(const ChildPlan& plan, Step step, int err) {
+  const ChildReport report{step, err};
+  // A failed write leaves the parent seeing end-of-file and, later, exit 127.
+  [[maybe_unused]] const ssize_t written = write(plan.report_fd, &report, sizeof report);
+  _exit(127);
+}
+
+// The child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  // Handlers and the signal mask (all blocked by the parent around fork) go back
+  // to their defaults: no agent handler may run here, and the task starts clean
+  // (ignored signals and the mask would survive exec).
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &default_action, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  if (setsid() < 0) Fail(plan, Step::kSession, errno);
+  char go = 0;
+  ssize_t got;
+  while ((got = read(plan.go_fd, &go, 1)) < 0 && errno == EINTR) {
+  }
+  if (got != 1) _exit(127);  // the parent gave up, and reports why itself
+
+  if (dup2(plan.stdin_fd, 0) < 0 || dup2(plan.stdout_fd, 1) < 0 || dup2(plan.stderr_fd, 2) < 0) {
+    Fail(plan, Step::kStdio, errno);
+  }
+  if (plan.working_dir != nullptr && chdir(plan.working_dir) != 0) {
+    Fail(plan, Step::kWorkingDir, errno);
+  }
+  // No agent descriptor reaches the task, whether or not it was opened close-on-exec
+  // (best effort: needs Linux 5.11).
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+
+  int err = ENOENT;
+  for (char* candidate : plan.candidates) {
+    if (candidate == nullptr) break;
+    execve(candidate, plan.argv.data(), plan.envp.data());
+    // As execvp: remember EACCES and keep looking; stop on anything but "not here".
+    if (errno == EACCES) {
+      err = EACCES;
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+      err = errno;
+      break;
+    }
+  }
+  Fail(plan, Step::kExec, err);
+}
+
+Status Explain(const ChildReport& report, const LaunchSpec& spec, const std::string& path) {
+  const std::string& command = spec.argv[0];
+  const std::string context = "launching " + command + ": ";
+  const std::string error = ErrnoText(report.err);
+  switch (report.step) {
+    case Step::kSession:
+      return Internal(context + "setsid: " + error);
+    case Step::kStdio:
+      return Internal(context + "redirecting stdin/stdout/stderr: " + error);
+    case Step::kWorkingDir:
+      return FailedPrecondition(context + "cannot enter working directory " + spec.working_dir +
+                                ": " + error);
+    case Step::kExec:
+      break;
+  }
+  if (report.err == ENOENT) {
+    return NotFound(command.find('/') == std::string::npos
+                        ? "command not found: " + command + " (searched PATH=" + path + ")"
+                        : context + "no such file (or its #! interpreter is missing)");
+  }
+  const std::string why = report.err == EACCES    ? "permission denied (not an executable file?)"
+                          : report.err == ENOEXEC ? "not an executable format (a script needs #!)"
+                                                  : error;
+  return FailedPrecondition(context + why);
+}
+
+void Reap(pid_t pid, int* status) {
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec, Cgroups* cgroups) {
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return InvalidArgument("cannot launch a task without a command (argv[0] is empty)");
+  }
+  const std::string context = "launching " + spec.argv[0] + ": ";
+
+  if (!spec.working_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(spec.working_dir, ec);
+    if (ec) {
+      return FailedPrecondition(context + "cannot create working directory " + spec.working_dir +
+                                ": " + ec.message());
+    }
+  }
+  Fd stdin_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  Result<Fd> stdout_fd = OpenLog(spec.stdout_path, "stdout");
+  if (!stdout_fd.ok()) return WithContext(context, stdout_fd.status());
+  Result<Fd> stderr_fd = OpenLog(spec.stderr_path, "stderr");
+  if (!stderr_fd.ok()) return WithContext(context, stderr_fd.status());
+
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::size_t eq = text.find('=');
+    if (eq != std::string_view::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  for (const auto& [key, value] : spec.env) env[key] = value;
+  const auto path_entry = env.find("PATH");
+  const std::string path = path_entry != env.end() ? path_entry->second : "/bin:/usr/bin";
+
+  std::vector<std::string> candidates = ExecCandidates(spec.argv[0], path);
+  std::vector<std::string> argv = spec.argv;
+  std::vector<std::string> envp;
+  for (const auto& [key, value] : env) envp.push_back(key + "=" + value);
+
+  std::optional<Channel> go = MakeChannel(true);
+  std::optional<Channel> report = MakeChannel(false);
+  if (!stdin_fd.ok() || !go || !report) {
+    return Internal(context + "cannot create descriptors: " + ErrnoText(errno));
+  }
+  const ChildPlan plan{go->read.get(),
+                       report->write.get(),
+                       stdin_fd.get(),
+                       stdout_fd->get(),
+                       stderr_fd->get(),
+                       spec.working_dir.empty() ? nullptr : spec.working_dir.c_str(),
+                       NullTerminated(candidates),
+                       NullTerminated(argv),
+                       NullTerminated(envp)};
+
+  sigset_t all, agent_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &agent_mask);
+  const pid_t pid = fork();
+  if (pid == 0) RunChild(plan);
+  const int fork_error = errno;
+  pthread_sigmask(SIG_SETMASK, &agent_mask, nullptr);
+  if (pid < 0) return Internal(context + "fork: " + ErrnoText(fork_error));
+  go->read.Close();
+  report->write.Close();
+
+  // The cgroup placement happens here, in the parent, while the child waits for
+  // the go-ahead before exec. That is the robust option: Place allocates and
+  // writes several files, which the child may not do safely (see the header);
+  // its errors come back as a Status with the whole story; and the limits hold
+  // before the task's first instruction. (clone3 with CLONE_INTO_CGROUP would
+  // spare the wait, but exists only on cgroup v2 and Linux 5.7+.)
+  std::string cgroup;
+  const auto abandon = [&](const Status& why) -> Status {
+    kill(pid, SIGKILL);
+    Reap(pid, nullptr);
+    if (!cgroup.empty()) cgroups->Remove(cgroup);
+    return WithContext(context, why);
+  };
+  if (cgroups != nullptr && cgroups->support().version != CgroupSupport::Version::kNone &&
+      !spec.cgroup_name.empty()) {
+    cgroup = spec.cgroup_name;
+    if (Status placed = cgroups->Place(cgroup, pid, spec.cpu_milli, spec.memory_bytes);
+        !placed.ok()) {
+      return abandon(placed);
+    }
+  }
+  const char go_ahead = 1;
+  if (send(go->write.get(), &go_ahead, 1, MSG_NOSIGNAL) != 1) {
+    return abandon(Internal("cannot release the child: " + ErrnoText(errno)));
+  }
+  go->write.Close();
+
+  // End-of-file: the exec succeeded and closed the pipe. A report: the child failed and exits.
+  ChildReport failure{};
+  ssize_t got;
+  while ((got = read(report->read.get(), &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  if (got == 0) return std::unique_ptr<TaskProcess>(new TaskProcess(pid, cgroup));
+  if (got != sizeof failure) return abandon(Internal("lost the child's report"));
+  Reap(pid, nullptr);
+  if (!cgroup.empty()) cgroups->Remove(cgroup);
+  return Explain(failure, spec, path);
+}
+
+TaskProcess::~TaskProcess() {
+  if (exit_status_) return;
+  kill(-pid_, SIGKILL);
+  Reap(pid_, nullptr);
+}
+
+std::optional<int> TaskProcess::Poll() {
+  if (exit_status_) return exit_status_;
+  // Observe the exit without reaping: the zombie keeps the pid, and so the group
+  // id, from being recycled while the leader's leftovers are killed.
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0) {
+    return std::nullopt;
+  }
+  kill(-pid_, SIGKILL);
+  int status = 0;
+  Reap(pid_, &status);
+  exit_status_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  return exit_status_;
+}
+
+void TaskProcess::Terminate(std::chrono::milliseconds grace) {
+  if (exit_status_) return;
+  Signal(SIGTERM);
+  Signal(SIGCONT);
+  const auto kill_at = std::chrono::steady_clock::now() + grace;
+  if (!kill_at_ || kill_at < *kill_at_) kill_at_ = kill_at;
+}
+
+void TaskProcess::KillIfOverdue() {
+  if (kill_at_ && std::chrono::steady_clock::now() >= *kill_at_) Signal(SIGKILL);
+}
+
+void TaskProcess::Signal(int sig) {
+  if (!exit_status_) kill(-pid_, sig);
+}
+
+}  // namespace tessera::node

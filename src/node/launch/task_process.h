@@ -1,0 +1,102 @@
+// A task's processes on this node: launched with its environment, working
+// directory and log files, in its own process group and (when cgroups allow)
+// its own cgroup with CPU and memory limits; signalled, stopped and reaped as
+// one.
+//
+// Launch forks, places the child in its cgroup and execs, and returns only once
+// the exec has happened or failed. Every failure before the task's own code
+// runs -- command not found, not executable, working directory or log file
+// impossible, cgroup placement refused -- comes back as a Status naming the
+// step, never as an exit code 127 that would look like the task's own. The
+// child reports its failing step and errno over a close-on-exec pipe: the
+// parent reads either that report or, when exec succeeds, end-of-file.
+//
+// Between fork and exec the child runs only async-signal-safe calls: the agent
+// is multi-threaded, and another thread may have held the allocator's lock at
+// fork time. So everything that allocates (PATH candidates, the environment,
+// opening logs) is prepared before fork, and the cgroup placement is done by
+// the parent (see Launch in the .cc).
+//
+// The task is the leader of a new session and process group (setsid), so a
+// signal sent to the group reaches everything it spawned, down to grandchildren.
+// When the leader exits, whatever it left behind in its group is SIGKILLed: the
+// task's lifetime is its leader's. Poll observes the exit without reaping first
+// (waitid WNOWAIT), so the leader's pid -- and with it the group id -- cannot be
+// recycled while the group is signalled.
+//
+// Assumes the agent neither ignores SIGCHLD nor reaps with waitpid(-1): each
+// TaskProcess reaps its own leader. Not thread-safe; one owner drives it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "node/launch/cgroups.h"
+
+namespace tessera::node {
+
+struct LaunchSpec {
+  std::vector<std::string> argv;           // argv[0] resolved through PATH (execvp semantics)
+  std::map<std::string, std::string> env;  // added to (and overriding) the agent's environment;
+                                           // its PATH, if any, is the one searched
+  std::string working_dir;                 // created if missing; "" keeps the agent's
+  // Files the task's stdout and stderr are appended to (created 0644, parent
+  // directories too; relative paths are relative to the agent's directory);
+  // "" discards the stream. stdin is /dev/null.
+  std::string stdout_path, stderr_path;
+  std::int64_t cpu_milli = 0;     // 0: no CPU limit
+  std::int64_t memory_bytes = 0;  // 0: no memory limit
+  // Leaf name for the task's cgroup, e.g. "job-12-task-3-a0"; "" runs the task
+  // in the agent's cgroup, without limits.
+  std::string cgroup_name;
+};
+
+class TaskProcess {
+ public:
+  // Starts the task. With `cgroups` null or unsupported (or no cgroup_name) it
+  // runs without limits; a controller the machine lacks is skipped likewise
+  // (Cgroups::Describe has said so in the agent's log).
+  static Result<std::unique_ptr<TaskProcess>> Launch(const LaunchSpec& spec, Cgroups* cgroups);
+
+  // A task still running is killed (SIGKILL to its group) and reaped: this may
+  // block while a process sits in uninterruptible sleep.
+  ~TaskProcess();
+  TaskProcess(const TaskProcess&) = delete;
+  TaskProcess& operator=(const TaskProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // The cgroup the task was placed in, "" when none: pass it to
+  // Cgroups::OomKilled and then Cgroups::Remove once Poll has returned.
+  const std::string& cgroup() const { return cgroup_; }
+
+  // Non-blocking: the exit status once the leader has exited and been reaped.
+  // The exit code for a normal exit, 128+signal when killed by a signal.
+  std::optional<int> Poll();
+
+  // SIGTERM (and SIGCONT, so a stopped task sees it) to the whole group now.
+  // Asynchronous: keep calling Poll, and KillIfOverdue, which sends SIGKILL to
+  // the group once `grace` has passed. A second call can only shorten the grace.
+  void Terminate(std::chrono::milliseconds grace);
+  void KillIfOverdue();  // call periodically; does nothing unless Terminate's grace has run out
+
+  // Sends `sig` to the whole group (checkpoint signals); nothing once reaped.
+  void Signal(int sig);
+
+ private:
+  TaskProcess(pid_t pid, std::string cgroup) : pid_(pid), cgroup_(std::move(cgroup)) {}
+
+  pid_t pid_;
+  std::string cgroup_;
+  std::optional<int> exit_status_;  // set when reaped
+  std::optional<std::chrono::steady_clock::time_point> kill_at_;  // set by Terminate
+};
+
+}  // namespace tessera::node

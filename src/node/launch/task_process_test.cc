@@ -1,0 +1,255 @@
+#include "node/launch/task_process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "node/launch/test_temp_dir.h"
+
+namespace tessera::node {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+LaunchSpec Command(std::vector<std::string> argv) {
+  LaunchSpec spec;
+  spec.argv = std::move(argv);
+  return spec;
+}
+LaunchSpec Shell(const std::string& script) { return Command({"sh", "-c", script}); }
+
+std::unique_ptr<TaskProcess> MustLaunch(const LaunchSpec& spec, Cgroups* cgroups = nullptr) {
+  auto launched = TaskProcess::Launch(spec, cgroups);
+  EXPECT_TRUE(launched.ok()) << launched.status().message();
+  return launched.ok() ? std::move(launched).value() : nullptr;
+}
+
+// Polls (and enforces Terminate's grace) until the task exits or `limit` passes.
+std::optional<int> WaitForExit(TaskProcess& task, std::chrono::milliseconds limit = 10s) {
+  for (const auto deadline = Clock::now() + limit; Clock::now() < deadline;) {
+    task.KillIfOverdue();
+    if (auto status = task.Poll()) return status;
+    std::this_thread::sleep_for(2ms);
+  }
+  return std::nullopt;
+}
+
+// Waits until `path` has a complete first line, and returns it.
+std::string WaitForLine(const std::string& path) {
+  for (const auto deadline = Clock::now() + 10s; Clock::now() < deadline;) {
+    const std::string text = ReadAll(path);
+    if (const auto end = text.find('\n'); end != std::string::npos) return text.substr(0, end);
+    std::this_thread::sleep_for(2ms);
+  }
+  return "";
+}
+
+// Whether `pid` has died. A killed orphan may linger as a zombie until init
+// reaps it; a zombie runs nothing, so it counts as gone.
+bool Gone(pid_t pid) {
+  for (const auto deadline = Clock::now() + 5s; Clock::now() < deadline;) {
+    const std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
+    const auto state = stat.rfind(") ");
+    if (kill(pid, 0) != 0 || (state != std::string::npos && stat[state + 2] == 'Z')) return true;
+    std::this_thread::sleep_for(2ms);
+  }
+  return false;
+}
+
+TEST(TaskProcessTest, ReportsTheExitCodeAndAppendsBothLogs) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("echo out; echo err >&2; exit 3");
+  spec.stdout_path = dir / "logs/deep/stdout.log";  // parent directories are created
+  spec.stderr_path = dir / "logs/deep/stderr.log";
+  for (int run = 0; run < 2; ++run) {
+    auto task = MustLaunch(spec);
+    ASSERT_NE(task, nullptr);
+    EXPECT_EQ(WaitForExit(*task), 3);
+  }
+  EXPECT_EQ(ReadAll(spec.stdout_path), "out\nout\n");
+  EXPECT_EQ(ReadAll(spec.stderr_path), "err\nerr\n");
+  const mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(std::filesystem::status(spec.stdout_path).permissions(),
+            std::filesystem::perms(0644 & ~mask));
+}
+
+TEST(TaskProcessTest, ChildSeesTheAddedAndOverriddenEnvironment) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("echo \"$TESSERA_TEST_VAR|$HOME|${PATH:+has path}\"");
+  spec.env = {{"TESSERA_TEST_VAR", "a b=c"}, {"HOME", "/nonexistent/home"}};
+  spec.stdout_path = dir / "out";
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(WaitForExit(*task), 0);
+  EXPECT_EQ(ReadAll(spec.stdout_path), "a b=c|/nonexistent/home|has path\n");
+}
+
+TEST(TaskProcessTest, WorkingDirectoryIsCreatedAndEntered) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("pwd -P");
+  spec.working_dir = dir / "work/a/b";
+  spec.stdout_path = dir / "out";
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(WaitForExit(*task), 0);
+  EXPECT_EQ(ReadAll(spec.stdout_path),
+            std::filesystem::canonical(spec.working_dir).string() + "\n");
+}
+
+TEST(TaskProcessTest, CommandNotFoundIsAnErrorNamingIt) {
+  const auto launched = TaskProcess::Launch(Command({"tessera-no-such-command"}), nullptr);
+  ASSERT_FALSE(launched.ok());
+  EXPECT_EQ(launched.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(launched.status().message().find("command not found: tessera-no-such-command"),
+            std::string::npos)
+      << launched.status().message();
+}
+
+TEST(TaskProcessTest, NonExecutableFileAndImpossibleWorkingDirAreErrors) {
+  TestTempDir dir;
+  dir.Write("not-executable", "#!/bin/sh\n");
+  const auto not_executable = TaskProcess::Launch(Command({dir / "not-executable"}), nullptr);
+  ASSERT_FALSE(not_executable.ok());
+  EXPECT_NE(not_executable.status().message().find("permission denied"), std::string::npos)
+      << not_executable.status().message();
+
+  LaunchSpec spec = Shell("true");
+  spec.working_dir = dir / "not-executable/sub";  // under a regular file
+  const auto bad_dir = TaskProcess::Launch(spec, nullptr);
+  ASSERT_FALSE(bad_dir.ok());
+  EXPECT_NE(bad_dir.status().message().find("working directory " + spec.working_dir),
+            std::string::npos)
+      << bad_dir.status().message();
+}
+
+TEST(TaskProcessTest, TerminateReachesGrandchildren) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("sleep 100 & echo $!; sleep 100");
+  spec.stdout_path = dir / "out";
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  const pid_t grandchild = std::stoi(WaitForLine(spec.stdout_path));
+  task->Terminate(10s);
+  EXPECT_EQ(WaitForExit(*task), 128 + SIGTERM);
+  EXPECT_TRUE(Gone(grandchild));
+}
+
+TEST(TaskProcessTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("trap '' TERM; echo ready; sleep 100");
+  spec.stdout_path = dir / "out";
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  ASSERT_EQ(WaitForLine(spec.stdout_path), "ready");
+  const auto start = Clock::now();
+  task->Terminate(200ms);
+  EXPECT_EQ(WaitForExit(*task), 128 + SIGKILL);
+  EXPECT_GE(Clock::now() - start, 200ms);
+}
+
+TEST(TaskProcessTest, ExitBySignalIs128PlusTheSignal) {
+  auto task = MustLaunch(Command({"sleep", "100"}));
+  ASSERT_NE(task, nullptr);
+  task->Signal(SIGUSR1);
+  EXPECT_EQ(WaitForExit(*task), 128 + SIGUSR1);
+}
+
+TEST(TaskProcessTest, TaskStartsWithDefaultSignalHandlingWhateverTheAgentDoes) {
+  sigset_t usr1, agent_mask;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &usr1, &agent_mask);
+  const auto agent_usr2 = signal(SIGUSR2, SIG_IGN);
+  auto blocking = MustLaunch(Command({"sleep", "100"}));
+  auto ignoring = MustLaunch(Command({"sleep", "100"}));
+  pthread_sigmask(SIG_SETMASK, &agent_mask, nullptr);
+  signal(SIGUSR2, agent_usr2);
+  ASSERT_NE(blocking, nullptr);
+  ASSERT_NE(ignoring, nullptr);
+  blocking->Signal(SIGUSR1);
+  ignoring->Signal(SIGUSR2);
+  EXPECT_EQ(WaitForExit(*blocking), 128 + SIGUSR1);
+  EXPECT_EQ(WaitForExit(*ignoring), 128 + SIGUSR2);
+}
+
+TEST(TaskProcessTest, LeftoversDieWithTheLeader) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("sleep 100 & echo $!");
+  spec.stdout_path = dir / "out";
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(WaitForExit(*task), 0);
+  EXPECT_TRUE(Gone(std::stoi(WaitForLine(spec.stdout_path))));
+}
+
+TEST(TaskProcessTest, DestroyingARunningTaskKillsAndReapsIt) {
+  auto task = MustLaunch(Command({"sleep", "100"}));
+  ASSERT_NE(task, nullptr);
+  const pid_t pid = task->pid();
+  task.reset();
+  EXPECT_NE(kill(pid, 0), 0);  // reaped: not even a zombie
+}
+
+// On the real machine, when it lets us make cgroups.
+class CgroupTaskTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    cgroups_ = Cgroups::Detect("tessera-test-" + std::to_string(getpid()));
+    if (!cgroups_->support().cpu || !cgroups_->support().memory) {
+      GTEST_SKIP() << "needs cgroup cpu and memory control: " << cgroups_->Describe();
+    }
+  }
+  std::unique_ptr<Cgroups> cgroups_;
+  TestTempDir dir_;
+};
+
+TEST_F(CgroupTaskTest, TaskRunsInItsGroupWithItsLimitsFromTheStart) {
+  LaunchSpec spec = Shell("cat /proc/self/cgroup");
+  spec.stdout_path = dir_ / "out";
+  spec.cgroup_name = "placed";
+  spec.cpu_milli = 250;
+  spec.memory_bytes = 64 << 20;
+  auto task = MustLaunch(spec, cgroups_.get());
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(task->cgroup(), "placed");
+  EXPECT_EQ(WaitForExit(*task), 0);
+  EXPECT_NE(ReadAll(spec.stdout_path).find("/tessera-test-" + std::to_string(getpid()) + "/placed"),
+            std::string::npos)
+      << ReadAll(spec.stdout_path);
+
+  const CgroupSupport& s = cgroups_->support();
+  if (s.version == CgroupSupport::Version::kV2) {
+    EXPECT_EQ(ReadAll(s.root + "/placed/cpu.max"), "25000 100000\n");
+    EXPECT_EQ(ReadAll(s.root + "/placed/memory.max"), std::to_string(64 << 20) + "\n");
+  } else {
+    EXPECT_EQ(ReadAll(s.cpu_dir + "/placed/cpu.cfs_quota_us"), "25000\n");
+    EXPECT_EQ(ReadAll(s.memory_dir + "/placed/memory.limit_in_bytes"),
+              std::to_string(64 << 20) + "\n");
+  }
+  EXPECT_FALSE(cgroups_->OomKilled("placed"));
+  cgroups_->Remove("placed");
+  EXPECT_FALSE(std::filesystem::exists(s.cpu_dir + "/placed"));
+  EXPECT_FALSE(std::filesystem::exists(s.memory_dir + "/placed"));
+}
+
+TEST_F(CgroupTaskTest, TaskOverItsMemoryLimitIsOomKilled) {
+  // tail keeps the whole newline-free input in memory.
+  LaunchSpec spec = Shell("head -c 200M /dev/zero | tail");
+  spec.cgroup_name = "hungry";
+  spec.memory_bytes = 32 << 20;
+  auto task = MustLaunch(spec, cgroups_.get());
+  ASSERT_NE(task, nullptr);
+  EXPECT_EQ(WaitForExit(*task), 128 + SIGKILL);
+  EXPECT_TRUE(cgroups_->OomKilled("hungry"));
+  cgroups_->Remove("hungry");
+}
+
+}  // namespace
+}  // namespace tessera::node
