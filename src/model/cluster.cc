@@ -45,7 +45,8 @@ Status ValidateSpec(const NodeSpec& spec) {
 }  // namespace
 
 Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
-  if (specs.empty()) return InvalidArgument("the cluster has no nodes");
+  // An empty cluster is valid: a control plane starts with no nodes until
+  // its agents register.
   Cluster cluster;
   std::unordered_map<std::string, std::int32_t> node_names;
   std::map<std::string, std::int32_t> model_ids;

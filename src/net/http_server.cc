@@ -1,5 +1,6 @@
 #include "net/http_server.h"
 
+#include <array>
 #include <cctype>
 #include <optional>
 
@@ -114,12 +115,28 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void OnWrite(beast::error_code ec, std::size_t) {
     if (ec) return;
-    if (!response_.keep_alive() || close_after_write_) {
+    if (close_after_write_) {
+      // Lingering close (RFC 9112 9.6): the client may still be sending the
+      // body we refused; closing now would reset the connection and lose our
+      // answer. Stop sending, then read and discard until it stops.
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      stream_.expires_after(std::chrono::seconds(5));
+      Drain();
+      return;
+    }
+    if (!response_.keep_alive()) {
       beast::error_code ignored;
       stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
       return;
     }
     Read();
+  }
+
+  void Drain() {
+    stream_.async_read_some(asio::buffer(drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (!ec) self->Drain();
+    });
   }
 
   beast::tcp_stream stream_;
@@ -129,6 +146,7 @@ class Session : public std::enable_shared_from_this<Session> {
   const Router& router_;
   const HttpServerOptions& options_;
   bool close_after_write_ = false;
+  std::array<char, 16384> drain_{};
 };
 
 void SessionExchange::Reply(HttpResponse response) { session_->Reply(std::move(response), keep_alive_, version_); }

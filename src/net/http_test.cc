@@ -16,6 +16,11 @@ class HttpTest : public ::testing::Test {
       r.body = ex->request().params.at("id") + "|" + ex->request().Query("q");
       ex->Reply(r);
     });
+    router_.Add("GET", "/v1/trees/{path*}", [](const ExchangePtr& ex) {
+      HttpResponse r;
+      r.body = ex->request().params.at("path");
+      ex->Reply(r);
+    });
     router_.Add("POST", "/v1/items", [](const ExchangePtr& ex) {
       HttpResponse r;
       r.status = 201;
@@ -52,6 +57,16 @@ TEST_F(HttpTest, RoutesCapturesAndQuery) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->status, 201);
   EXPECT_EQ(again->body, "5");
+}
+
+TEST_F(HttpTest, RestCaptureTakesTheRemainingSegments) {
+  HttpClient client({"127.0.0.1", server_->port()});
+  auto r = client.Send("GET", "/v1/trees/research/nlp/alice");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->body, "research/nlp/alice");
+  auto none = client.Send("GET", "/v1/trees");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->status, 404);
 }
 
 TEST_F(HttpTest, UnknownPathAndWrongMethod) {

@@ -20,9 +20,16 @@ std::vector<std::string> Split(std::string_view path) {
 
 bool Match(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
            std::map<std::string, std::string>* params) {
-  if (pattern.size() != path.size()) return false;
+  const bool rest = !pattern.empty() && pattern.back().ends_with("*}");
+  if (rest ? path.size() < pattern.size() : pattern.size() != path.size()) return false;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const std::string& p = pattern[i];
+    if (rest && i + 1 == pattern.size()) {
+      std::string joined;
+      for (std::size_t j = i; j < path.size(); ++j) joined += (j == i ? "" : "/") + path[j];
+      if (params != nullptr) (*params)[p.substr(1, p.size() - 3)] = joined;
+      return true;
+    }
     if (p.size() > 2 && p.front() == '{' && p.back() == '}') {
       if (params != nullptr) (*params)[p.substr(1, p.size() - 2)] = path[i];
     } else if (p != path[i]) {

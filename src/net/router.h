@@ -1,5 +1,6 @@
-// Maps (method, path pattern) to a handler. Patterns are literal segments and
-// "{name}" captures: "/v1/jobs/{id}/logs". A path that matches some pattern
+// Maps (method, path pattern) to a handler. Patterns are literal segments,
+// "{name}" captures one segment ("/v1/jobs/{id}/logs") and a last "{name*}"
+// captures the rest of the path ("/v1/queues/{path*}" for "research/nlp"). A path that matches some pattern
 // under another method answers 405 with the allowed methods; none, 404.
 #pragma once
 

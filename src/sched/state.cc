@@ -38,6 +38,8 @@ JobId SchedulerState::Restore(Job job) {
   for (model::TaskGroup& group : job.groups) {
     if (!group.request.gpu_model.empty()) group.request.models = cluster_.ResolveModels(group.request.gpu_model).value_or(0);
   }
+  // The cluster may have changed since the job was judged (nodes joined).
+  if (job.state == JobState::kPending) job.never_reason = model::CheckFeasible(job, cluster_, queues_).message();
   if (job.state == JobState::kRunning) {
     for (const model::TaskPlacement& task : job.placements) cluster_.Allocate(task);
     job.held = model::SumPlacements(job.placements);

@@ -40,7 +40,8 @@ class SchedulerState {
 
   // Puts back a job as it was, keeping its state, id order and restarts: the
   // server's recovery and its rebuilds after nodes join or queues change. A
-  // running job takes its placements again (they must fit: they did before).
+  // running job takes its placements again (they must fit: they did before);
+  // a pending one is judged again for feasibility against this cluster.
   model::JobId Restore(model::Job job);
 
   // Starts a pending job on `placements` / stops a running one and returns it

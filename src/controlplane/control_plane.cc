@@ -1,0 +1,256 @@
+#include "controlplane/control_plane.h"
+
+#include <algorithm>
+#include <set>
+
+#include "controlplane/responses.h"
+#include "spec/job_yaml.h"
+
+namespace tessera::controlplane {
+
+using nlohmann::json;
+
+ControlPlane::ControlPlane(ControlPlaneOptions options, store::StateStore& store, sched::Scheduler scheduler)
+    : options_(std::move(options)),
+      store_(store),
+      commits_(std::make_unique<store::CommitQueue>(store)),
+      scheduler_(std::move(scheduler)),
+      events_(options_.event_window) {
+  queue_specs_ = options_.initial_queues;
+}
+
+ControlPlane::~ControlPlane() {
+  Stop();
+  commits_.reset();  // drains pending writes; their callbacks take mu_
+}
+
+std::int64_t ControlPlane::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void ControlPlane::Start() {
+  scheduling_thread_ = std::thread([this] { SchedulingLoop(); });
+  housekeeping_thread_ = std::thread([this] { HousekeepingLoop(); });
+}
+
+void ControlPlane::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_scheduler_.notify_all();
+  wake_housekeeping_.notify_all();
+  if (scheduling_thread_.joinable()) scheduling_thread_.join();
+  if (housekeeping_thread_.joinable()) housekeeping_thread_.join();
+  commits_->Flush();
+}
+
+ControlPlaneStats ControlPlane::stats() const {
+  std::lock_guard lock(mu_);
+  ControlPlaneStats s = stats_;
+  s.store_transactions = commits_->transactions();
+  return s;
+}
+
+// --- the scheduler's view, rebuilt from the records ----------------------------
+
+void ControlPlane::EnsureState() {
+  if (!rebuild_needed_ && state_) return;
+  std::vector<model::NodeSpec> specs;
+  for (const std::string& name : node_order_) {
+    const api::NodeInventory& inv = nodes_.at(name).inventory;
+    model::NodeSpec spec;
+    spec.name = name;
+    spec.gpus = static_cast<std::int32_t>(inv.gpus.size());
+    if (!inv.gpus.empty()) {
+      spec.gpu_model = inv.gpus.front().model;
+      spec.gpu_memory = inv.gpus.front().memory;
+    }
+    spec.cpu_milli = inv.cpu_milli;
+    spec.memory = inv.memory;
+    std::set<std::int32_t> numa, nvlink;
+    for (const api::GpuInventory& g : inv.gpus) {
+      numa.insert(g.numa);
+      nvlink.insert(g.nvlink_domain);
+    }
+    spec.numa_sockets = std::max<std::int32_t>(1, static_cast<std::int32_t>(numa.size()));
+    spec.nvlink_domains = std::max<std::int32_t>(1, static_cast<std::int32_t>(nvlink.size()));
+    spec.leaf = inv.leaf;
+    spec.spine = inv.spine;
+    specs.push_back(std::move(spec));
+  }
+  Result<model::Cluster> cluster = model::Cluster::Build(specs);
+  Result<model::QueueTree> queues = model::QueueTree::Build(queue_specs_);
+  // Inventories and queue specs were validated when they were accepted.
+  if (!cluster.ok() || !queues.ok()) {
+    std::fprintf(stderr, "tessera server: cannot rebuild the cluster model: %s\n",
+                 (!cluster.ok() ? cluster.status() : queues.status()).message().c_str());
+    return;
+  }
+  auto next = std::make_unique<sched::SchedulerState>(std::move(*cluster), std::move(*queues));
+  if (state_) {
+    for (const model::Job& old : state_->jobs().all()) {
+      model::Job job = old;
+      const model::QueueId queue = next->queues().Find(queue_of_job_[old.id.index()]);
+      job.queue = queue.valid() ? queue : next->queues().root();
+      for (model::TaskPlacement& task : job.placements) {
+        const std::string& node_name = state_->cluster().node(task.node).name;
+        task.node = *next->cluster().FindNode(node_name);  // nodes are never removed
+        for (model::GpuShare& share : task.gpus) {
+          share.gpu = next->cluster().node(task.node).gpu(state_->cluster().gpu(share.gpu).local_index);
+        }
+      }
+      next->Restore(std::move(job));
+    }
+  }
+  for (const std::string& name : node_order_) {
+    const NodeRecord& node = nodes_.at(name);
+    const model::NodeId id = *next->cluster().FindNode(name);
+    if (node.cordoned || node.state == NodeState::kLost) next->cluster().SetSchedulable(id, false);
+    for (const api::GpuInventory& g : node.inventory.gpus) {
+      if (!g.healthy) next->cluster().SetGpuHealthy(next->cluster().node(id).gpu(g.index), false);
+    }
+  }
+  state_ = std::move(next);
+  rebuild_needed_ = false;
+}
+
+std::string ControlPlane::QueuePath(model::QueueId id) const { return state_->queues().queue(id).path; }
+
+// --- events and persistence ------------------------------------------------------
+
+void ControlPlane::Emit(std::string type, std::int64_t job, std::string node, std::string message) {
+  const Event& event = events_.Append({0, NowMs(), std::move(type), job, std::move(node), std::move(message)});
+  writes_.push_back(store::Mutation::Put(store::Collection::kEvents, store::NumericKey(event.revision), ToJson(event).dump()));
+  const std::int64_t expired = event.revision - static_cast<std::int64_t>(options_.event_window);
+  if (expired > 0) writes_.push_back(store::Mutation::Delete(store::Collection::kEvents, store::NumericKey(expired)));
+  AnswerEventWaiters();
+}
+
+void ControlPlane::PersistJob(model::JobId id) {
+  writes_.push_back(store::Mutation::Put(store::Collection::kJobs, store::NumericKey(id.value()), JobJson(id, false).dump()));
+}
+
+void ControlPlane::PersistNode(const NodeRecord& node) {
+  json j = {{"inventory", api::ToJson(node.inventory)}, {"cordoned", node.cordoned},
+            {"state", ToString(node.state)}, {"registered", node.registered_ms}};
+  writes_.push_back(store::Mutation::Put(store::Collection::kNodes, node.inventory.name, j.dump()));
+}
+
+void ControlPlane::PersistQueues() {
+  std::set<std::string> present;
+  for (const model::QueueSpec& q : queue_specs_) {
+    present.insert(q.path);
+    json j = {{"name", q.path}, {"guaranteedMilli", q.guaranteed_milli}, {"limitMilli", q.limit_milli}, {"weight", q.weight}};
+    writes_.push_back(store::Mutation::Put(store::Collection::kQueues, q.path, j.dump()));
+  }
+  if (state_) {
+    for (const model::Queue& q : state_->queues().queues()) {
+      if (!q.path.empty() && !present.contains(q.path)) {
+        writes_.push_back(store::Mutation::Delete(store::Collection::kQueues, q.path));
+      }
+    }
+  }
+}
+
+void ControlPlane::Commit(std::function<void(const Status&)> done) {
+  std::vector<store::Mutation> batch;
+  batch.swap(writes_);
+  commits_->Submit(std::move(batch), [this, done = std::move(done)](const Status& status) {
+    if (!done) return;
+    std::lock_guard lock(mu_);
+    done(status);
+  });
+}
+
+void ControlPlane::RequestCycle() {
+  cycle_requested_ = true;
+  wake_scheduler_.notify_one();
+}
+
+// --- views -----------------------------------------------------------------------
+
+json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
+  const model::Job& job = state_->job(id);
+  const JobRecord& record = records_[id.index()];
+  model::Resources total = job.TotalRequest();
+  json tasks = json::array();
+  for (const TaskRecord& t : record.tasks) {
+    json task = {{"name", t.name}, {"group", t.group}, {"index", t.index}, {"node", t.node}, {"gpus", t.gpus},
+                 {"gpuMilli", t.gpu_milli}, {"gpuMemory", t.gpu_memory}, {"cpuMilli", t.cpu_milli},
+                 {"memory", t.memory}, {"state", ToString(t.state)}};
+    if (t.state == TaskState::kExited) task["exitCode"] = t.exit_code;
+    if (!t.message.empty()) task["message"] = t.message;
+    tasks.push_back(std::move(task));
+  }
+  std::int32_t task_count = 0;
+  for (const model::TaskGroup& g : job.groups) task_count += g.replicas;
+  json j = {{"id", id.value()},
+            {"name", job.name},
+            {"queue", queue_of_job_[id.index()]},
+            {"user", record.user},
+            {"state", ApiState(job.state, record.running_ms != 0)},
+            {"priority", job.priority},
+            {"preemptible", job.preemptible},
+            {"gpus", static_cast<double>(total.gpu_milli) / 1000.0},
+            {"taskCount", task_count},
+            {"submitTime", record.submit_ms},
+            {"scheduledTime", record.scheduled_ms},
+            {"runningTime", record.running_ms},
+            {"endTime", record.end_ms},
+            {"attempt", record.attempt},
+            {"restarts", job.restarts},
+            {"maxRestarts", job.max_restarts},
+            {"attainedGpuSeconds", job.attained_gpu_seconds},
+            {"message", record.message},
+            {"tasks", tasks}};
+  if (with_spec) j["spec"] = specs_[id.index()];
+  return j;
+}
+
+json ControlPlane::NodeJson(const NodeRecord& node) const {
+  json j = api::ToJson(node.inventory);
+  j["state"] = node.cordoned && node.state == NodeState::kReady ? "cordoned" : std::string(ToString(node.state));
+  j["cordoned"] = node.cordoned;
+  j["lastHeartbeat"] = node.last_heartbeat_ms;
+  std::int64_t allocated_milli = 0;
+  std::int64_t jobs = 0;
+  if (state_ && !rebuild_needed_) {
+    const Result<model::NodeId> id = state_->cluster().FindNode(node.inventory.name);
+    if (id.ok()) {
+      const model::Node& n = state_->cluster().node(*id);
+      json& gpus = j["gpus"];
+      for (std::int32_t i = 0; i < n.gpu_count && i < static_cast<std::int32_t>(gpus.size()); ++i) {
+        const model::Gpu& g = state_->cluster().gpu(n.gpu(i));
+        gpus[static_cast<std::size_t>(i)]["allocatedMilli"] = g.used_milli;
+        allocated_milli += g.used_milli;
+      }
+    }
+  }
+  if (auto it = node_jobs_.find(node.inventory.name); it != node_jobs_.end()) jobs = static_cast<std::int64_t>(it->second.size());
+  j["allocatedGpus"] = static_cast<double>(allocated_milli) / 1000.0;
+  j["jobs"] = jobs;
+  return j;
+}
+
+net::HttpResponse ControlPlane::Cluster(const net::HttpRequest&) {
+  std::lock_guard lock(mu_);
+  EnsureState();
+  const model::Cluster& c = state_->cluster();
+  std::int64_t ready = 0;
+  for (const auto& [name, node] : nodes_) ready += node.state == NodeState::kReady && !node.cordoned;
+  return JsonResponse(200, {{"nodes", nodes_.size()},
+                            {"readyNodes", ready},
+                            {"gpus", static_cast<double>(c.capacity().gpu_milli) / 1000.0},
+                            {"allocatedGpus", static_cast<double>(c.allocated().gpu_milli) / 1000.0},
+                            {"pendingJobs", state_->jobs().pending().size()},
+                            {"runningJobs", state_->jobs().running().size()},
+                            {"jobs", state_->jobs().size()},
+                            {"revision", events_.last_revision()},
+                            {"cycles", stats_.cycles},
+                            {"lastCycleMs", stats_.last_cycle_ms},
+                            {"storeTransactions", commits_->transactions()}});
+}
+
+}  // namespace tessera::controlplane

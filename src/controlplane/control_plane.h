@@ -1,0 +1,176 @@
+// The control plane's state and every operation on it: jobs, nodes, queues,
+// events, the scheduling cycle on the real clock, and recovery from the store.
+//
+// Concurrency: one mutex guards everything here; HTTP handlers, the
+// scheduling thread and the housekeeping thread each hold it briefly. Writes
+// go to the store through a CommitQueue; an operation answers its caller only
+// from the commit's callback, so an accepted job is on disk before the API
+// says so.
+//
+// Assume, then bind: a cycle's placements take effect in SchedulerState at
+// once (the next cycle sees them), but agents see a run's tasks only after its
+// binding is durable (JobRecord::dispatched). A crash can therefore lose a
+// decision, never start a task the recovered server does not know about.
+//
+// Agents are level-triggered: each node's assignment set is computed from the
+// records and carries a revision; an agent long-polls for a revision newer
+// than the one it has and reconciles its processes to the set.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/agent_protocol.h"
+#include "controlplane/event_log.h"
+#include "controlplane/records.h"
+#include "net/http_types.h"
+#include "sched/scheduler.h"
+#include "store/commit_queue.h"
+#include "store/state_store.h"
+
+namespace tessera::controlplane {
+
+struct ControlPlaneOptions {
+  std::chrono::milliseconds heartbeat_timeout{30'000};  // a silent node is lost after this
+  std::chrono::milliseconds cycle_interval{20};         // least time between two cycles
+  std::chrono::milliseconds idle_cycle{1'000};          // a cycle at least this often
+  std::string log_dir;                                  // task logs: <log_dir>/<job>/<task>.<attempt>.<stream>
+  std::size_t event_window = 100'000;                   // events kept in memory and in the store
+  sched::SchedulerConfig scheduler;
+  std::vector<model::QueueSpec> initial_queues;         // used when the store has none
+};
+
+using Reply = std::function<void(net::HttpResponse)>;
+
+// Figures for `tessera bench control-plane` and `top`.
+struct ControlPlaneStats {
+  std::int64_t cycles = 0;
+  double last_cycle_ms = 0;
+  std::int64_t jobs_started = 0;
+  std::int64_t store_transactions = 0;
+};
+
+class ControlPlane {
+ public:
+  ControlPlane(ControlPlaneOptions options, store::StateStore& store, sched::Scheduler scheduler);
+  ~ControlPlane();
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  // Loads queues, nodes, jobs and events from the store. Nodes start with a
+  // fresh heartbeat deadline so their agents have a full timeout to return.
+  Status Recover();
+  // Starts the scheduling and housekeeping threads.
+  void Start();
+  void Stop();
+
+  // --- jobs ------------------------------------------------------------------
+  void SubmitJobs(const net::HttpRequest& request, Reply reply);
+  net::HttpResponse ListJobs(const net::HttpRequest& request);
+  net::HttpResponse GetJob(const net::HttpRequest& request);
+  void CancelJob(const net::HttpRequest& request, Reply reply);
+  net::HttpResponse ReadLogs(const net::HttpRequest& request);
+  void WatchEvents(const net::HttpRequest& request, Reply reply);
+
+  // --- nodes and agents ------------------------------------------------------------
+  void RegisterNode(const net::HttpRequest& request, Reply reply);
+  void ReportStatus(const net::HttpRequest& request, Reply reply);
+  void WaitAssignments(const net::HttpRequest& request, Reply reply);
+  net::HttpResponse AppendLogs(const net::HttpRequest& request);
+  net::HttpResponse ListNodes(const net::HttpRequest& request);
+  void SetCordon(const net::HttpRequest& request, bool cordoned, Reply reply);
+  void DrainNode(const net::HttpRequest& request, Reply reply);
+
+  // --- queues ----------------------------------------------------------------
+  net::HttpResponse ListQueues(const net::HttpRequest& request);
+  void PutQueue(const net::HttpRequest& request, Reply reply);
+  void DeleteQueue(const net::HttpRequest& request, Reply reply);
+
+  net::HttpResponse Cluster(const net::HttpRequest& request);
+  ControlPlaneStats stats() const;
+
+ private:
+  struct NodeWaiter {
+    std::int64_t after = 0;
+    std::chrono::steady_clock::time_point deadline;
+    Reply reply;
+  };
+  struct EventWaiter {
+    std::int64_t since = 0;
+    EventFilter filter;
+    std::size_t limit = 0;
+    std::chrono::steady_clock::time_point deadline;
+    Reply reply;
+  };
+
+  // All private methods expect mu_ to be held.
+  std::int64_t NowMs() const;
+  Time NowSeconds() const { return NowMs() / 1000; }
+  void EnsureState();  // rebuilds the scheduler's state after nodes or queues changed
+  std::string QueuePath(model::QueueId id) const;
+  nlohmann::json JobJson(model::JobId id, bool with_spec) const;
+  nlohmann::json NodeJson(const NodeRecord& node) const;
+  void Emit(std::string type, std::int64_t job, std::string node, std::string message);
+  void PersistJob(model::JobId id);
+  void PersistNode(const NodeRecord& node);
+  void PersistQueues();
+  // Submits the writes gathered so far; `done` runs under mu_ once they are durable.
+  void Commit(std::function<void(const Status&)> done);
+  void RequestCycle();
+
+  // Runs and their tasks.
+  void Attach(model::JobId id);  // the run's tasks join their nodes' assignment sets
+  void Detach(model::JobId id);  // ... and leave them
+  void Touch(const std::string& node);  // the node's set changed: answer its waiter
+  api::AssignmentSet AssignmentsFor(const NodeRecord& node) const;
+  void EndRun(model::JobId id, model::JobState end, const std::string& message);
+  void FailRun(model::JobId id, const std::string& message);     // counts against maxRestarts
+  void RequeueRun(model::JobId id, const std::string& message);  // infrastructure: does not count
+  void ApplyTaskReport(const std::string& node, const api::TaskReport& report);
+  void MarkLost(NodeRecord& node);
+
+  void SchedulingLoop();
+  void RunCycle();
+  void HousekeepingLoop();
+  void ExpireWaiters(std::chrono::steady_clock::time_point now);
+  void AnswerEventWaiters();
+
+  ControlPlaneOptions options_;
+  store::StateStore& store_;
+  std::unique_ptr<store::CommitQueue> commits_;
+  sched::Scheduler scheduler_;
+
+  mutable std::mutex mu_;
+  std::unique_ptr<sched::SchedulerState> state_;
+  bool rebuild_needed_ = true;
+  std::vector<JobRecord> records_;          // by JobId index, parallel to the JobTable
+  std::vector<std::string> specs_;          // each job's spec document, by JobId index
+  std::vector<std::string> queue_of_job_;   // queue path, by JobId index (survives queue edits)
+  std::map<std::string, NodeRecord> nodes_;
+  std::vector<std::string> node_order_;     // registration order: the cluster's node order
+  std::map<std::string, std::set<std::int64_t>> node_jobs_;  // dispatched runs on each node
+  std::vector<model::QueueSpec> queue_specs_;
+  EventLog events_;
+  std::vector<store::Mutation> writes_;     // gathered by Persist*, submitted by Commit
+  std::map<std::string, NodeWaiter> node_waiters_;
+  std::vector<EventWaiter> event_waiters_;
+  ControlPlaneStats stats_;
+
+  std::condition_variable wake_scheduler_;
+  std::condition_variable wake_housekeeping_;
+  bool cycle_requested_ = false;
+  bool stopping_ = false;
+  std::thread scheduling_thread_;
+  std::thread housekeeping_thread_;
+};
+
+}  // namespace tessera::controlplane

@@ -1,0 +1,53 @@
+// Every decision and state change of the control plane as an event with a
+// revision number: what `tessera describe` shows, what watchers follow
+// (GET /v1/events?since=REV&wait=S) and what the store keeps a window of.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::controlplane {
+
+struct Event {
+  std::int64_t revision = 0;
+  std::int64_t time_ms = 0;
+  std::string type;     // "JobSubmitted", "JobScheduled", "NodeLost", ...
+  std::int64_t job = -1;  // the job it is about, or -1
+  std::string node;     // the node it is about, or empty
+  std::string message;
+};
+
+nlohmann::json ToJson(const Event& event);
+Event EventFromJson(const nlohmann::json& value);  // for recovery; trusts the store
+
+struct EventFilter {
+  std::int64_t job = -1;    // only this job's events
+  std::string node;         // only this node's events
+  std::string kind;         // "job" or "node": only events of that kind of object
+  bool Matches(const Event& event) const;
+};
+
+// A window of the latest `capacity` events in memory.
+class EventLog {
+ public:
+  explicit EventLog(std::size_t capacity) : capacity_(capacity) {}
+  // Assigns the next revision; returns the stored event.
+  const Event& Append(Event event);
+  // Restores events read back from the store (in revision order).
+  void Restore(Event event);
+  std::vector<Event> Since(std::int64_t revision, const EventFilter& filter, std::size_t limit) const;
+  std::int64_t last_revision() const { return last_revision_; }
+  // The oldest revision still held; older ones are gone (a watcher must relist).
+  std::int64_t first_revision() const { return events_.empty() ? last_revision_ + 1 : events_.front().revision; }
+
+ private:
+  std::size_t capacity_;
+  std::deque<Event> events_;
+  std::int64_t last_revision_ = 0;
+};
+
+}  // namespace tessera::controlplane

@@ -1,0 +1,33 @@
+// The environment a task of a gang starts with, so that torchrun and PyTorch
+// DDP work unchanged: every task is one rank.
+//
+//   MASTER_ADDR, MASTER_PORT   the node of rank 0 and a port derived from the job id
+//   WORLD_SIZE, RANK           all tasks of the job; this task's global index
+//   LOCAL_RANK, LOCAL_WORLD_SIZE   among the job's tasks on this node
+//   NODE_RANK, NNODES          this node among the job's nodes, in rank order
+//   TESSERA_JOB_ID, TESSERA_JOB_NAME, TESSERA_QUEUE, TESSERA_TASK_NAME,
+//   TESSERA_TASK_INDEX, TESSERA_ATTEMPT, TESSERA_RESTART_COUNT
+// The agent adds CUDA_VISIBLE_DEVICES, TESSERA_NODE_NAME and
+// TESSERA_CHECKPOINT_DIR, which depend on the node.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "controlplane/records.h"
+#include "model/job.h"
+
+namespace tessera::controlplane {
+
+// A port in [29500, 39500): torchrun's default, spread by job id so that two
+// gangs sharing a node rarely collide.
+std::int32_t MasterPort(std::int64_t job_id);
+
+std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::int64_t job_id,
+                                                   const std::string& queue_path, const JobRecord& record,
+                                                   std::size_t task,
+                                                   const std::function<std::string(const std::string&)>& address_of);
+
+}  // namespace tessera::controlplane

@@ -1,0 +1,316 @@
+// Job operations of the control plane: submit, list, get, cancel, logs,
+// events; and the ends of a run (success, failure, requeue).
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
+#include "api/json_reader.h"
+#include "controlplane/control_plane.h"
+#include "controlplane/responses.h"
+#include "spec/job_yaml.h"
+
+namespace tessera::controlplane {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxListed = 100'000;
+constexpr std::size_t kMaxLogRead = 1 << 20;
+
+Result<std::int64_t> ParseId(const std::string& text, std::string_view what) {
+  std::int64_t id = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id < 0) {
+    return InvalidArgument("'" + text + "' is not a " + std::string(what) + " id");
+  }
+  return id;
+}
+
+std::chrono::milliseconds WaitOf(const net::HttpRequest& request) {
+  const std::string wait = request.Query("wait", "0");
+  double seconds = 0;
+  try {
+    seconds = std::stod(wait);
+  } catch (...) {
+    seconds = 0;
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::clamp(seconds, 0.0, 60.0) * 1000));
+}
+
+}  // namespace
+
+void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
+  const std::string content_type = request.Header("content-type");
+  if (request.body.empty()) return reply(net::ErrorResponse(400, "empty body: send a Job document (YAML or JSON)"));
+  if (content_type.find("json") != std::string::npos) {
+    // JSON is YAML, but its own parser names JSON syntax errors precisely.
+    Result<json> parsed = api::ParseJsonBody(request.body);
+    if (!parsed.ok()) return reply(StatusResponse(parsed.status()));
+  }
+  std::string user = request.Header("x-tessera-user");
+  if (user.empty()) user = "anonymous";
+
+  std::lock_guard lock(mu_);
+  EnsureState();
+  std::vector<std::string> documents;
+  // Before any node has registered nothing can be judged infeasible; jobs wait.
+  const bool judge = !nodes_.empty();
+  Result<std::vector<model::Job>> jobs =
+      spec::ParseJobYaml(request.body, "body", state_->cluster(), state_->queues(), {.check_feasible = judge, .documents = &documents});
+  if (!jobs.ok()) return reply(StatusResponse(jobs.status()));
+  for (const model::Job& job : *jobs) {
+    for (std::size_t g = 0; g < job.groups.size(); ++g) {
+      if (job.groups[g].command.empty()) {
+        return reply(net::ErrorResponse(400, "job " + job.name + ": spec.tasks[" + std::to_string(g) +
+                                                 "].command: required: the command each task runs"));
+      }
+    }
+  }
+  const std::int64_t now = NowMs();
+  json accepted = json::array();
+  std::vector<model::JobId> ids;
+  for (std::size_t i = 0; i < jobs->size(); ++i) {
+    model::Job& job = (*jobs)[i];
+    const std::string queue = QueuePath(job.queue);
+    const model::JobId id = state_->Submit(std::move(job), NowSeconds());
+    JobRecord record;
+    record.user = user;
+    record.submit_ms = now;
+    records_.push_back(std::move(record));
+    specs_.push_back(documents[i]);
+    queue_of_job_.push_back(queue);
+    ids.push_back(id);
+    writes_.push_back(store::Mutation::Put(store::Collection::kJobSpecs, store::NumericKey(id.value()), documents[i]));
+    PersistJob(id);
+    Emit("JobSubmitted", id.value(), "", "submitted by " + user + " to queue " + queue);
+    accepted.push_back({{"id", id.value()}, {"name", state_->job(id).name}});
+  }
+  Commit([this, ids, accepted, reply](const Status& status) {
+    if (!status.ok()) {
+      // Not on disk: the jobs never existed for anyone outside this process.
+      for (model::JobId id : ids) {
+        records_[id.index()].tombstone = true;
+        state_->Finish(id, model::JobState::kCancelled);
+      }
+      return reply(net::ErrorResponse(503, "the state store failed, nothing was accepted: " + status.message()));
+    }
+    RequestCycle();
+    reply(JsonResponse(201, {{"jobs", accepted}}));
+  });
+}
+
+net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
+  const std::string state = request.Query("state");
+  const std::string queue = request.Query("queue");
+  const std::string user = request.Query("user");
+  const std::string name = request.Query("name");
+  std::size_t limit = kMaxListed;
+  if (const std::string l = request.Query("limit"); !l.empty()) {
+    Result<std::int64_t> n = ParseId(l, "limit");
+    if (!n.ok()) return net::ErrorResponse(400, "limit: " + n.status().message());
+    limit = static_cast<std::size_t>(*n);
+  }
+  static const std::set<std::string> kStates = {"", "pending", "starting", "running", "succeeded", "failed", "cancelled", "active", "ended"};
+  if (!kStates.contains(state)) {
+    return net::ErrorResponse(400, "state: '" + state + "' is not one of: pending, starting, running, succeeded, failed, cancelled, active, ended");
+  }
+  std::lock_guard lock(mu_);
+  EnsureState();
+  json jobs = json::array();
+  for (const model::Job& job : state_->jobs().all()) {
+    if (jobs.size() >= limit) break;
+    const JobRecord& record = records_[job.id.index()];
+    if (record.tombstone) continue;
+    const bool active = job.state == model::JobState::kPending || job.state == model::JobState::kRunning;
+    const std::string_view shown = ApiState(job.state, record.running_ms != 0);
+    if (state == "active" ? !active : state == "ended" ? active : !state.empty() && shown != state) continue;
+    if (!queue.empty() && queue_of_job_[job.id.index()] != queue && !queue_of_job_[job.id.index()].starts_with(queue + "/")) continue;
+    if (!user.empty() && record.user != user) continue;
+    if (!name.empty() && job.name != name) continue;
+    jobs.push_back(JobJson(job.id, false));
+  }
+  return JsonResponse(200, {{"jobs", jobs}, {"revision", events_.last_revision()}});
+}
+
+net::HttpResponse ControlPlane::GetJob(const net::HttpRequest& request) {
+  Result<std::int64_t> id = ParseId(request.params.at("id"), "job");
+  if (!id.ok()) return StatusResponse(id.status());
+  std::lock_guard lock(mu_);
+  EnsureState();
+  if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) {
+    return net::ErrorResponse(404, "no job " + std::to_string(*id));
+  }
+  json j = JobJson(model::JobId(static_cast<std::int32_t>(*id)), true);
+  json events = json::array();
+  EventFilter filter;
+  filter.job = *id;
+  for (const Event& e : events_.Since(0, filter, 1000)) events.push_back(ToJson(e));
+  j["events"] = events;
+  return JsonResponse(200, j);
+}
+
+void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
+  Result<std::int64_t> id = ParseId(request.params.at("id"), "job");
+  if (!id.ok()) return reply(StatusResponse(id.status()));
+  std::lock_guard lock(mu_);
+  EnsureState();
+  if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) {
+    return reply(net::ErrorResponse(404, "no job " + std::to_string(*id)));
+  }
+  const model::JobId job(static_cast<std::int32_t>(*id));
+  const model::JobState state = state_->job(job).state;
+  if (state != model::JobState::kPending && state != model::JobState::kRunning) {
+    return reply(net::ErrorResponse(409, "job " + std::to_string(*id) + " already ended (" + std::string(ApiState(state, false)) + ")"));
+  }
+  std::string user = request.Header("x-tessera-user");
+  EndRun(job, model::JobState::kCancelled, "cancelled by " + (user.empty() ? "anonymous" : user));
+  Commit([this, job, reply](const Status& status) {
+    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+    RequestCycle();  // its GPUs are free for others
+    reply(JsonResponse(200, JobJson(job, false)));
+  });
+}
+
+void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::string& message) {
+  JobRecord& record = records_[id.index()];
+  Detach(id);
+  state_->Finish(id, end);
+  record.end_ms = NowMs();
+  record.message = message;
+  const char* type = end == model::JobState::kSucceeded ? "JobSucceeded" : end == model::JobState::kFailed ? "JobFailed" : "JobCancelled";
+  Emit(type, id.value(), "", message);
+  PersistJob(id);
+}
+
+void ControlPlane::FailRun(model::JobId id, const std::string& message) {
+  model::Job& job = state_->job(id);
+  if (job.restarts >= job.max_restarts) return EndRun(id, model::JobState::kFailed, message);
+  Detach(id);
+  state_->Requeue(id, NowSeconds());
+  JobRecord& record = records_[id.index()];
+  record.tasks.clear();
+  record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
+  Emit("JobRequeued", id.value(), "", record.message);
+  PersistJob(id);
+}
+
+void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
+  Detach(id);
+  state_->Unbind(id, NowSeconds());
+  JobRecord& record = records_[id.index()];
+  record.tasks.clear();
+  record.message = message;
+  Emit("JobRequeued", id.value(), "", message);
+  PersistJob(id);
+}
+
+net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
+  Result<std::int64_t> id = ParseId(request.params.at("id"), "job");
+  if (!id.ok()) return StatusResponse(id.status());
+  const std::string stream = request.Query("stream", "stdout");
+  if (stream != "stdout" && stream != "stderr") return net::ErrorResponse(400, "stream: '" + stream + "' is not one of: stdout, stderr");
+  std::int64_t offset = 0;
+  if (const std::string o = request.Query("offset"); !o.empty()) {
+    Result<std::int64_t> n = ParseId(o, "offset");
+    if (!n.ok()) return net::ErrorResponse(400, "offset: " + n.status().message());
+    offset = *n;
+  }
+  std::string task;
+  std::int32_t attempt = 0;
+  std::string job_state;
+  {
+    std::lock_guard lock(mu_);
+    EnsureState();
+    if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) return net::ErrorResponse(404, "no job " + std::to_string(*id));
+    const model::Job& job = state_->job(model::JobId(static_cast<std::int32_t>(*id)));
+    const JobRecord& record = records_[*id];
+    task = request.Query("task", job.groups.front().name + "-0");
+    attempt = record.attempt;
+    if (const std::string a = request.Query("attempt"); !a.empty()) {
+      Result<std::int64_t> n = ParseId(a, "attempt");
+      if (!n.ok()) return net::ErrorResponse(400, "attempt: " + n.status().message());
+      attempt = static_cast<std::int32_t>(*n);
+    }
+    bool known = false;
+    for (const model::TaskGroup& g : job.groups) {
+      for (std::int32_t r = 0; r < g.replicas; ++r) known = known || task == g.name + "-" + std::to_string(r);
+    }
+    if (!known) return net::ErrorResponse(404, "job " + std::to_string(*id) + " has no task '" + task + "'");
+    job_state = ApiState(job.state, record.running_ms != 0);
+    if (attempt == 0) return net::ErrorResponse(404, "job " + std::to_string(*id) + " has not started yet");
+  }
+  const std::filesystem::path path = std::filesystem::path(options_.log_dir) / std::to_string(*id) /
+                                     (task + "." + std::to_string(attempt) + "." + stream);
+  net::HttpResponse response;
+  response.content_type = "text/plain; charset=utf-8";
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    in.seekg(0, std::ios::end);
+    const std::int64_t size = in.tellg();
+    if (offset < size) {
+      const std::size_t n = std::min<std::size_t>(kMaxLogRead, static_cast<std::size_t>(size - offset));
+      response.body.resize(n);
+      in.seekg(offset);
+      in.read(response.body.data(), static_cast<std::streamsize>(n));
+    }
+  }
+  response.headers.emplace_back("X-Tessera-Next-Offset", std::to_string(offset + static_cast<std::int64_t>(response.body.size())));
+  response.headers.emplace_back("X-Tessera-Job-State", job_state);
+  response.headers.emplace_back("X-Tessera-Attempt", std::to_string(attempt));
+  return response;
+}
+
+void ControlPlane::WatchEvents(const net::HttpRequest& request, Reply reply) {
+  EventWaiter waiter;
+  if (const std::string s = request.Query("since"); !s.empty()) {
+    Result<std::int64_t> n = ParseId(s, "revision");
+    if (!n.ok()) return reply(net::ErrorResponse(400, "since: " + n.status().message()));
+    waiter.since = *n;
+  }
+  if (const std::string j = request.Query("job"); !j.empty()) {
+    Result<std::int64_t> n = ParseId(j, "job");
+    if (!n.ok()) return reply(net::ErrorResponse(400, "job: " + n.status().message()));
+    waiter.filter.job = *n;
+  }
+  waiter.filter.node = request.Query("node");
+  waiter.filter.kind = request.Query("kind");
+  if (!waiter.filter.kind.empty() && waiter.filter.kind != "job" && waiter.filter.kind != "node") {
+    return reply(net::ErrorResponse(400, "kind: '" + waiter.filter.kind + "' is not one of: job, node"));
+  }
+  waiter.limit = 10'000;
+  const std::chrono::milliseconds wait = WaitOf(request);
+  std::lock_guard lock(mu_);
+  if (waiter.since > 0 && waiter.since + 1 < events_.first_revision()) {
+    return reply(net::ErrorResponse(410, "revision " + std::to_string(waiter.since) + " is older than the event window (oldest " +
+                                             std::to_string(events_.first_revision()) + "): list again, then watch"));
+  }
+  std::vector<Event> ready = events_.Since(waiter.since, waiter.filter, waiter.limit);
+  if (!ready.empty() || wait.count() == 0) {
+    json events = json::array();
+    for (const Event& e : ready) events.push_back(ToJson(e));
+    return reply(JsonResponse(200, {{"events", events}, {"revision", events_.last_revision()}}));
+  }
+  waiter.deadline = std::chrono::steady_clock::now() + wait;
+  waiter.reply = std::move(reply);
+  event_waiters_.push_back(std::move(waiter));
+}
+
+void ControlPlane::AnswerEventWaiters() {
+  if (event_waiters_.empty()) return;
+  std::vector<EventWaiter> still;
+  for (EventWaiter& w : event_waiters_) {
+    std::vector<Event> ready = events_.Since(w.since, w.filter, w.limit);
+    if (ready.empty()) {
+      still.push_back(std::move(w));
+      continue;
+    }
+    json events = json::array();
+    for (const Event& e : ready) events.push_back(ToJson(e));
+    w.reply(JsonResponse(200, {{"events", events}, {"revision", events_.last_revision()}}));
+  }
+  event_waiters_.swap(still);
+}
+
+}  // namespace tessera::controlplane

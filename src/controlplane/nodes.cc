@@ -1,0 +1,335 @@
+// Node and agent operations of the control plane: registration, status
+// reports (the heartbeat), assignment long polls, logs, cordon and drain; and
+// the bookkeeping of which runs each node must be running.
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
+#include "api/json_reader.h"
+#include "controlplane/control_plane.h"
+#include "controlplane/gang_env.h"
+#include "controlplane/responses.h"
+
+namespace tessera::controlplane {
+
+using nlohmann::json;
+
+namespace {
+
+bool ValidNodeName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (const char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void ControlPlane::Touch(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  ++it->second.revision;
+  if (auto w = node_waiters_.find(node); w != node_waiters_.end()) {
+    w->second.reply(JsonResponse(200, api::ToJson(AssignmentsFor(it->second))));
+    node_waiters_.erase(w);
+  }
+}
+
+void ControlPlane::Attach(model::JobId id) {
+  for (const TaskRecord& t : records_[id.index()].tasks) node_jobs_[t.node].insert(id.value());
+  for (const TaskRecord& t : records_[id.index()].tasks) Touch(t.node);
+}
+
+void ControlPlane::Detach(model::JobId id) {
+  JobRecord& record = records_[id.index()];
+  const bool was_dispatched = record.dispatched;
+  record.dispatched = false;
+  if (!was_dispatched) return;
+  for (const TaskRecord& t : record.tasks) node_jobs_[t.node].erase(id.value());
+  for (const TaskRecord& t : record.tasks) Touch(t.node);
+}
+
+api::AssignmentSet ControlPlane::AssignmentsFor(const NodeRecord& node) const {
+  api::AssignmentSet set;
+  set.revision = node.revision;
+  auto it = node_jobs_.find(node.inventory.name);
+  if (it == node_jobs_.end()) return set;
+  const auto address_of = [this](const std::string& name) {
+    auto n = nodes_.find(name);
+    return n == nodes_.end() ? std::string() : n->second.inventory.address;
+  };
+  for (const std::int64_t raw : it->second) {
+    const model::JobId id(static_cast<std::int32_t>(raw));
+    const model::Job& job = state_->job(id);
+    const JobRecord& record = records_[id.index()];
+    for (std::size_t i = 0; i < record.tasks.size(); ++i) {
+      const TaskRecord& t = record.tasks[i];
+      if (t.node != node.inventory.name || t.state == TaskState::kExited) continue;
+      api::Assignment a;
+      a.key = {raw, record.attempt, static_cast<std::int32_t>(i)};
+      a.job_name = job.name;
+      a.task_name = t.name;
+      const model::TaskGroup& group = job.groups[static_cast<std::size_t>(t.group)];
+      a.command = group.command;
+      a.env = group.env;
+      for (auto& [k, v] : GangEnvironment(job, raw, queue_of_job_[id.index()], record, i, address_of)) a.env[k] = v;
+      a.gpus = t.gpus;
+      a.gpu_milli = t.gpu_milli;
+      a.gpu_memory = t.gpu_memory;
+      a.cpu_milli = t.cpu_milli;
+      a.memory = t.memory;
+      set.tasks.push_back(std::move(a));
+    }
+  }
+  return set;
+}
+
+void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
+  const std::string& name = request.params.at("name");
+  Result<json> body = api::ParseJsonBody(request.body);
+  if (!body.ok()) return reply(StatusResponse(body.status()));
+  Result<api::NodeInventory> inventory = api::NodeInventoryFromJson(*body);
+  if (!inventory.ok()) return reply(StatusResponse(inventory.status()));
+  if (inventory->name != name) return reply(net::ErrorResponse(400, "name: '" + inventory->name + "' does not match the path's node '" + name + "'"));
+  if (!ValidNodeName(name)) return reply(net::ErrorResponse(400, "name: '" + name + "' is not a valid node name (letters, digits, '-', '.', '_')"));
+  if (inventory->address.empty()) inventory->address = request.remote_address;
+
+  std::lock_guard lock(mu_);
+  EnsureState();
+  const std::int64_t now = NowMs();
+  auto [it, is_new] = nodes_.try_emplace(name);
+  NodeRecord& node = it->second;
+  if (is_new) {
+    node_order_.push_back(name);
+    node.registered_ms = now;
+    rebuild_needed_ = true;
+    Emit("NodeRegistered", -1, name, inventory->provider + ", " + std::to_string(inventory->gpus.size()) + " GPUs at " + inventory->address);
+  } else if (!node.inventory.SameCapacity(*inventory)) {
+    // Its GPUs changed under the runs placed there: start those elsewhere.
+    for (const model::JobId id : state_->JobsOnNode(*state_->cluster().FindNode(name))) {
+      RequeueRun(id, "node " + name + " came back with a different inventory");
+    }
+    rebuild_needed_ = true;
+    Emit("NodeChanged", -1, name, "inventory changed; its runs were requeued");
+  }
+  const bool was_lost = node.state == NodeState::kLost;
+  node.inventory = std::move(*inventory);
+  node.state = NodeState::kReady;
+  node.last_heartbeat_ms = now;
+  if (was_lost) {
+    Emit("NodeReady", -1, name, "agent is back");
+    if (!rebuild_needed_ && !node.cordoned) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), true);
+  }
+  PersistNode(node);
+  Commit([this, name, reply](const Status& status) {
+    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+    RequestCycle();
+    const NodeRecord& n = nodes_.at(name);
+    reply(JsonResponse(200, {{"revision", n.revision}, {"heartbeatTimeoutMs", options_.heartbeat_timeout.count()}}));
+  });
+}
+
+void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
+  const std::string& name = request.params.at("name");
+  Result<json> body = api::ParseJsonBody(request.body);
+  if (!body.ok()) return reply(StatusResponse(body.status()));
+  Result<api::StatusReport> report = api::StatusReportFromJson(*body);
+  if (!report.ok()) return reply(StatusResponse(report.status()));
+
+  std::lock_guard lock(mu_);
+  EnsureState();
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "node " + name + " is not registered; register first"));
+  NodeRecord& node = it->second;
+  node.last_heartbeat_ms = NowMs();
+  if (node.state == NodeState::kLost) {
+    // A lost node must register again: its inventory may have changed.
+    return reply(net::ErrorResponse(404, "node " + name + " was marked lost; register again"));
+  }
+  for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
+  if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));
+  Commit([this, name, reply](const Status& status) {
+    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+    reply(JsonResponse(200, {{"revision", nodes_.at(name).revision}}));
+  });
+}
+
+void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskReport& r) {
+  if (r.key.job >= static_cast<std::int64_t>(records_.size())) return;
+  const model::JobId id(static_cast<std::int32_t>(r.key.job));
+  JobRecord& record = records_[id.index()];
+  // Reports about another run, or a run no longer dispatched, are stale: the
+  // agent stops such tasks itself once they leave its assignment set.
+  if (!record.dispatched || r.key.attempt != record.attempt || r.key.task < 0 ||
+      r.key.task >= static_cast<std::int32_t>(record.tasks.size())) {
+    return;
+  }
+  TaskRecord& task = record.tasks[static_cast<std::size_t>(r.key.task)];
+  if (task.node != node) return;
+  if (!r.exited && task.state == TaskState::kAssigned) {
+    task.state = TaskState::kRunning;
+    const bool all = std::all_of(record.tasks.begin(), record.tasks.end(), [](const TaskRecord& t) { return t.state != TaskState::kAssigned; });
+    if (all && record.running_ms == 0) {
+      record.running_ms = NowMs();
+      ++stats_.jobs_started;
+      Emit("JobRunning", id.value(), "", "all " + std::to_string(record.tasks.size()) + " tasks running");
+      PersistJob(id);
+    }
+    return;
+  }
+  if (!r.exited || task.state == TaskState::kExited) return;
+  task.state = TaskState::kExited;
+  task.exit_code = r.exit_code;
+  task.message = r.message;
+  if (r.exit_code != 0) {
+    std::string why = "task " + task.name + " on " + node + " exited with code " + std::to_string(r.exit_code);
+    if (!r.message.empty()) why += ": " + r.message;
+    return FailRun(id, why);
+  }
+  const bool all_done = std::all_of(record.tasks.begin(), record.tasks.end(), [](const TaskRecord& t) {
+    return t.state == TaskState::kExited && t.exit_code == 0;
+  });
+  if (all_done) return EndRun(id, model::JobState::kSucceeded, "all tasks exited with code 0");
+  PersistJob(id);
+}
+
+void ControlPlane::WaitAssignments(const net::HttpRequest& request, Reply reply) {
+  const std::string& name = request.params.at("name");
+  std::int64_t after = -1;
+  if (const std::string a = request.Query("after"); !a.empty()) {
+    const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), after);
+    if (ec != std::errc() || end != a.data() + a.size()) return reply(net::ErrorResponse(400, "after: '" + a + "' is not a revision"));
+  }
+  double wait_s = 0;
+  if (const std::string w = request.Query("wait"); !w.empty()) {
+    try {
+      wait_s = std::clamp(std::stod(w), 0.0, 60.0);
+    } catch (...) {
+      return reply(net::ErrorResponse(400, "wait: '" + w + "' is not a number of seconds"));
+    }
+  }
+  std::lock_guard lock(mu_);
+  EnsureState();
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "node " + name + " is not registered; register first"));
+  if (it->second.revision != after || wait_s == 0) return reply(JsonResponse(200, api::ToJson(AssignmentsFor(it->second))));
+  // One poll per node: a newer one replaces an older (the agent reconnected).
+  if (auto old = node_waiters_.find(name); old != node_waiters_.end()) {
+    old->second.reply(JsonResponse(200, api::ToJson(AssignmentsFor(it->second))));
+  }
+  node_waiters_[name] = {after, std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(wait_s * 1000)), std::move(reply)};
+}
+
+net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
+  const std::string& name = request.params.at("name");
+  std::int64_t job = -1, attempt = -1, task = -1, offset = -1;
+  for (auto [key, out] : {std::pair{"job", &job}, {"attempt", &attempt}, {"task", &task}, {"offset", &offset}}) {
+    const std::string v = request.Query(key);
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), *out);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || *out < 0) {
+      return net::ErrorResponse(400, std::string(key) + ": expected a non-negative integer, got '" + v + "'");
+    }
+  }
+  const std::string stream = request.Query("stream");
+  if (stream != "stdout" && stream != "stderr") return net::ErrorResponse(400, "stream: '" + stream + "' is not one of: stdout, stderr");
+  std::string task_name;
+  {
+    std::lock_guard lock(mu_);
+    if (job >= static_cast<std::int64_t>(records_.size())) return net::ErrorResponse(404, "no job " + std::to_string(job));
+    const JobRecord& record = records_[static_cast<std::size_t>(job)];
+    // Logs of the current run only; a late chunk of an old run is dropped.
+    if (attempt != record.attempt || task >= static_cast<std::int64_t>(record.tasks.size())) return JsonResponse(200, {{"accepted", 0}});
+    const TaskRecord& t = record.tasks[static_cast<std::size_t>(task)];
+    if (t.node != name) return net::ErrorResponse(403, "task " + t.name + " of job " + std::to_string(job) + " does not run on node " + name);
+    task_name = t.name;
+  }
+  const std::filesystem::path dir = std::filesystem::path(options_.log_dir) / std::to_string(job);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path path = dir / (task_name + "." + std::to_string(attempt) + "." + stream);
+  const std::int64_t size = std::filesystem::exists(path, ec) ? static_cast<std::int64_t>(std::filesystem::file_size(path, ec)) : 0;
+  // Chunks carry their offset, so a chunk sent twice (a retry) is written once.
+  std::int64_t accepted = 0;
+  if (offset <= size && offset + static_cast<std::int64_t>(request.body.size()) > size) {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    const std::size_t skip = static_cast<std::size_t>(size - offset);
+    out.write(request.body.data() + skip, static_cast<std::streamsize>(request.body.size() - skip));
+    accepted = static_cast<std::int64_t>(request.body.size() - skip);
+  } else if (offset > size) {
+    return net::ErrorResponse(409, "offset " + std::to_string(offset) + " is past the end of the log (" + std::to_string(size) + " bytes)");
+  }
+  return JsonResponse(200, {{"accepted", accepted}, {"size", size + accepted}});
+}
+
+net::HttpResponse ControlPlane::ListNodes(const net::HttpRequest& request) {
+  std::lock_guard lock(mu_);
+  EnsureState();
+  json nodes = json::array();
+  const std::string only = request.params.count("name") != 0 ? request.params.at("name") : std::string();
+  for (const std::string& name : node_order_) {
+    if (!only.empty() && name != only) continue;
+    nodes.push_back(NodeJson(nodes_.at(name)));
+  }
+  if (!only.empty()) {
+    if (nodes.empty()) return net::ErrorResponse(404, "no node " + only);
+    return JsonResponse(200, nodes[0]);
+  }
+  return JsonResponse(200, {{"nodes", nodes}});
+}
+
+void ControlPlane::SetCordon(const net::HttpRequest& request, bool cordoned, Reply reply) {
+  const std::string& name = request.params.at("name");
+  std::lock_guard lock(mu_);
+  EnsureState();
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "no node " + name));
+  NodeRecord& node = it->second;
+  if (node.cordoned != cordoned) {
+    node.cordoned = cordoned;
+    if (node.state == NodeState::kReady) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), !cordoned);
+    Emit(cordoned ? "NodeCordoned" : "NodeUncordoned", -1, name, cordoned ? "no new work will be placed here" : "open for new work");
+    PersistNode(node);
+  }
+  Commit([this, name, reply](const Status& status) {
+    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+    RequestCycle();
+    reply(JsonResponse(200, NodeJson(nodes_.at(name))));
+  });
+}
+
+void ControlPlane::DrainNode(const net::HttpRequest& request, Reply reply) {
+  const std::string& name = request.params.at("name");
+  std::lock_guard lock(mu_);
+  EnsureState();
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "no node " + name));
+  NodeRecord& node = it->second;
+  if (!node.cordoned) {
+    node.cordoned = true;
+    if (node.state == NodeState::kReady) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), false);
+    PersistNode(node);
+  }
+  const std::vector<model::JobId> running = state_->JobsOnNode(*state_->cluster().FindNode(name));
+  for (const model::JobId id : running) RequeueRun(id, "node " + name + " is being drained");
+  Emit("NodeDrained", -1, name, std::to_string(running.size()) + " runs stopped and requeued");
+  Commit([this, name, reply](const Status& status) {
+    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+    RequestCycle();
+    reply(JsonResponse(200, NodeJson(nodes_.at(name))));
+  });
+}
+
+void ControlPlane::MarkLost(NodeRecord& node) {
+  const std::string& name = node.inventory.name;
+  node.state = NodeState::kLost;
+  state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), false);
+  const std::vector<model::JobId> running = state_->JobsOnNode(*state_->cluster().FindNode(name));
+  Emit("NodeLost", -1, name, "no heartbeat for " + std::to_string(options_.heartbeat_timeout.count() / 1000.0).substr(0, 4) +
+                                 " s; " + std::to_string(running.size()) + " runs requeued");
+  // A gang is requeued whole: its tasks on healthy nodes are stopped too.
+  for (const model::JobId id : running) RequeueRun(id, "node " + name + " was lost");
+  PersistNode(node);
+}
+
+}  // namespace tessera::controlplane

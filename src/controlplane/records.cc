@@ -1,0 +1,41 @@
+#include "controlplane/records.h"
+
+namespace tessera::controlplane {
+
+std::string_view ApiState(model::JobState state, bool all_tasks_running) {
+  switch (state) {
+    case model::JobState::kPending: return "pending";
+    case model::JobState::kRunning: return all_tasks_running ? "running" : "starting";
+    case model::JobState::kSucceeded: return "succeeded";
+    case model::JobState::kFailed: return "failed";
+    case model::JobState::kCancelled: return "cancelled";
+  }
+  return "?";
+}
+
+model::JobState ModelState(std::string_view api_state) {
+  if (api_state == "starting" || api_state == "running") return model::JobState::kRunning;
+  if (api_state == "succeeded") return model::JobState::kSucceeded;
+  if (api_state == "failed") return model::JobState::kFailed;
+  if (api_state == "cancelled") return model::JobState::kCancelled;
+  return model::JobState::kPending;
+}
+
+std::string_view ToString(TaskState state) {
+  switch (state) {
+    case TaskState::kAssigned: return "assigned";
+    case TaskState::kRunning: return "running";
+    case TaskState::kExited: return "exited";
+  }
+  return "?";
+}
+
+std::string_view ToString(NodeState state) {
+  switch (state) {
+    case NodeState::kReady: return "ready";
+    case NodeState::kLost: return "lost";
+  }
+  return "?";
+}
+
+}  // namespace tessera::controlplane

@@ -1,0 +1,70 @@
+// What the control plane knows beyond the scheduler's model: who submitted a
+// job, which run (attempt) of it is current and how each of its tasks is
+// doing on its node; and each node's inventory, address and liveness.
+//
+// These records, together with the job's spec document, are what the store
+// keeps; the scheduler's SchedulerState is rebuilt from them on recovery.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/agent_protocol.h"
+#include "model/job.h"
+
+namespace tessera::controlplane {
+
+// A job's state as the API shows it: pending, starting (placed, not every
+// task reported running yet), running, succeeded, failed, cancelled.
+std::string_view ApiState(model::JobState state, bool all_tasks_running);
+// The model state an API state name stands for (recovery reads it back).
+model::JobState ModelState(std::string_view api_state);
+
+enum class TaskState { kAssigned, kRunning, kExited };
+std::string_view ToString(TaskState state);
+
+// One task of a job's current run, where the scheduler placed it.
+struct TaskRecord {
+  std::int32_t group = 0;               // task group in the job
+  std::int32_t index = 0;               // replica within the group
+  std::string name;                     // "<group>-<index>", e.g. "worker-3"
+  std::string node;
+  std::vector<std::int32_t> gpus;       // local GPU indices on the node
+  std::int32_t gpu_milli = 0;           // share of each of those GPUs (1000: whole)
+  std::int64_t gpu_memory = 0;          // bytes held on each of those GPUs
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+  TaskState state = TaskState::kAssigned;
+  std::int32_t exit_code = 0;           // valid once kExited
+  std::string message;                  // the agent's word on a failure
+};
+
+struct JobRecord {
+  std::string user;
+  std::int32_t attempt = 0;             // runs started so far; tasks belong to run `attempt`
+  std::vector<TaskRecord> tasks;        // the current run's tasks; empty while pending
+  // The current run's binding is on disk: only then may agents see its tasks,
+  // so that no task starts that a crash could make the server forget.
+  bool dispatched = false;
+  std::int64_t submit_ms = 0;
+  std::int64_t scheduled_ms = 0;        // when the current run was placed
+  std::int64_t running_ms = 0;          // when all its tasks were reported running
+  std::int64_t end_ms = 0;
+  std::string message;                  // why it waits, or how it ended
+  bool tombstone = false;               // an id whose submission never reached the disk
+};
+
+enum class NodeState { kReady, kLost };
+std::string_view ToString(NodeState state);
+
+struct NodeRecord {
+  api::NodeInventory inventory;         // as the agent last registered it
+  bool cordoned = false;
+  NodeState state = NodeState::kReady;
+  std::int64_t last_heartbeat_ms = 0;
+  std::int64_t registered_ms = 0;
+  std::int64_t revision = 0;            // bumped whenever the node's assignment set changes
+};
+
+}  // namespace tessera::controlplane

@@ -1,0 +1,148 @@
+// Recovery: the control plane's state read back from the store after a
+// restart (or a crash). Jobs come back in id order with their current run;
+// a run whose binding is in the store is dispatched again, so agents that kept
+// its tasks running are reconciled with it instead of starting them twice.
+#include <filesystem>
+
+#include "controlplane/control_plane.h"
+#include "spec/job_yaml.h"
+
+namespace tessera::controlplane {
+
+using nlohmann::json;
+
+
+Status ControlPlane::Recover() {
+  std::lock_guard lock(mu_);
+  Result<std::vector<store::Entry>> queues = store_.List(store::Collection::kQueues);
+  if (!queues.ok()) return queues.status();
+  if (!queues->empty()) {
+    queue_specs_.clear();
+    for (const store::Entry& e : *queues) {
+      const json j = json::parse(e.value);
+      queue_specs_.push_back({j.at("name").get<std::string>(), j.at("guaranteedMilli").get<std::int64_t>(),
+                              j.at("limitMilli").get<std::int64_t>(), j.at("weight").get<double>()});
+    }
+  } else {
+    PersistQueues();
+  }
+
+  Result<std::vector<store::Entry>> nodes = store_.List(store::Collection::kNodes);
+  if (!nodes.ok()) return nodes.status();
+  std::vector<std::pair<std::int64_t, std::string>> order;
+  const std::int64_t now = NowMs();
+  for (const store::Entry& e : *nodes) {
+    const json j = json::parse(e.value);
+    Result<api::NodeInventory> inv = api::NodeInventoryFromJson(j.at("inventory"));
+    if (!inv.ok()) return Internal("stored node " + e.key + ": " + inv.status().message());
+    NodeRecord node;
+    node.inventory = std::move(*inv);
+    node.cordoned = j.value("cordoned", false);
+    node.state = j.value("state", std::string("ready")) == "lost" ? NodeState::kLost : NodeState::kReady;
+    node.registered_ms = j.value("registered", std::int64_t{0});
+    node.last_heartbeat_ms = now;  // a full timeout for the agent to come back
+    order.emplace_back(node.registered_ms, e.key);
+    nodes_[e.key] = std::move(node);
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [when, name] : order) node_order_.push_back(name);
+  rebuild_needed_ = true;
+  EnsureState();
+
+  Result<std::vector<store::Entry>> specs = store_.List(store::Collection::kJobSpecs);
+  Result<std::vector<store::Entry>> jobs = store_.List(store::Collection::kJobs);
+  if (!specs.ok()) return specs.status();
+  if (!jobs.ok()) return jobs.status();
+  std::map<std::int64_t, std::string> spec_by_id;
+  for (const store::Entry& e : *specs) spec_by_id[std::stoll(e.key)] = e.value;
+  std::map<std::int64_t, json> job_by_id;
+  for (const store::Entry& e : *jobs) job_by_id[std::stoll(e.key)] = json::parse(e.value);
+  const std::int64_t count = job_by_id.empty() ? 0 : job_by_id.rbegin()->first + 1;
+  for (std::int64_t id = 0; id < count; ++id) {
+    auto stored = job_by_id.find(id);
+    auto spec = spec_by_id.find(id);
+    model::Job job;
+    JobRecord record;
+    std::string queue_path;
+    if (stored == job_by_id.end() || spec == spec_by_id.end()) {
+      // An id handed out to a submission that never reached the disk.
+      job.state = model::JobState::kCancelled;
+      record.tombstone = true;
+      job.queue = state_->queues().root();
+      job.groups.push_back({});
+      state_->Restore(std::move(job));
+      records_.push_back(std::move(record));
+      specs_.emplace_back();
+      queue_of_job_.emplace_back();
+      continue;
+    }
+    const json& j = stored->second;
+    Result<std::vector<model::Job>> parsed =
+        spec::ParseJobYaml(spec->second, "stored job " + std::to_string(id), state_->cluster(), state_->queues(), {.check_feasible = false});
+    if (!parsed.ok()) return Internal(parsed.status().message());
+    job = std::move(parsed->front());
+    job.state = ModelState(j.at("state").get<std::string>());
+    job.restarts = j.value("restarts", 0);
+    job.attained_gpu_seconds = j.value("attainedGpuSeconds", 0.0);
+    record.user = j.value("user", std::string());
+    record.attempt = j.value("attempt", 0);
+    record.submit_ms = j.value("submitTime", std::int64_t{0});
+    record.scheduled_ms = j.value("scheduledTime", std::int64_t{0});
+    record.running_ms = j.value("runningTime", std::int64_t{0});
+    record.end_ms = j.value("endTime", std::int64_t{0});
+    record.message = j.value("message", std::string());
+    job.submit_time = record.submit_ms / 1000;
+    job.start_time = record.scheduled_ms / 1000;
+    job.last_checkpoint = job.start_time;
+    queue_path = j.value("queue", std::string());
+    if (job.state == model::JobState::kRunning) {
+      for (const json& t : j.at("tasks")) {
+        TaskRecord task;
+        task.group = t.at("group").get<std::int32_t>();
+        task.index = t.at("index").get<std::int32_t>();
+        task.name = t.at("name").get<std::string>();
+        task.node = t.at("node").get<std::string>();
+        task.gpus = t.at("gpus").get<std::vector<std::int32_t>>();
+        task.gpu_milli = t.at("gpuMilli").get<std::int32_t>();
+        task.gpu_memory = t.at("gpuMemory").get<std::int64_t>();
+        task.cpu_milli = t.at("cpuMilli").get<std::int64_t>();
+        task.memory = t.at("memory").get<std::int64_t>();
+        const std::string ts = t.at("state").get<std::string>();
+        task.state = ts == "running" ? TaskState::kRunning : ts == "exited" ? TaskState::kExited : TaskState::kAssigned;
+        task.exit_code = t.value("exitCode", 0);
+        const Result<model::NodeId> node = state_->cluster().FindNode(task.node);
+        if (!node.ok()) return Internal("stored job " + std::to_string(id) + " runs on unknown node " + task.node);
+        model::TaskPlacement placement;
+        placement.group = task.group;
+        placement.index = task.index;
+        placement.node = *node;
+        for (const std::int32_t g : task.gpus) {
+          placement.gpus.push_back({state_->cluster().node(*node).gpu(g), task.gpu_milli, task.gpu_memory});
+        }
+        placement.cpu_milli = task.cpu_milli;
+        placement.memory = task.memory;
+        job.placements.push_back(std::move(placement));
+        record.tasks.push_back(std::move(task));
+      }
+      // Its binding is on disk, so agents may (and may already) run it.
+      record.dispatched = true;
+    }
+    const model::JobId restored = state_->Restore(std::move(job));
+    records_.push_back(std::move(record));
+    specs_.push_back(spec->second);
+    queue_of_job_.push_back(queue_path);
+    if (records_.back().dispatched) {
+      for (const TaskRecord& t : records_.back().tasks) node_jobs_[t.node].insert(restored.value());
+    }
+  }
+
+  Result<std::vector<store::Entry>> events = store_.List(store::Collection::kEvents);
+  if (!events.ok()) return events.status();
+  for (const store::Entry& e : *events) events_.Restore(EventFromJson(json::parse(e.value)));
+  Emit("ServerRecovered", -1, "", std::to_string(records_.size()) + " jobs, " + std::to_string(nodes_.size()) + " nodes from " + store_.Describe());
+  Commit(nullptr);
+  commits_->Flush();
+  return Status::Ok();
+}
+
+}  // namespace tessera::controlplane

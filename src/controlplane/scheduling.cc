@@ -1,0 +1,152 @@
+// The control plane's two loops: scheduling cycles on the real clock, and
+// housekeeping (lost nodes, long-poll deadlines).
+#include "controlplane/control_plane.h"
+#include "controlplane/responses.h"
+
+namespace tessera::controlplane {
+
+namespace {
+
+// Records a cycle's decisions; the control plane applies them to its records
+// once the cycle is over.
+class CollectingBinder final : public sched::Binder {
+ public:
+  void Bind(const model::Job& job) override { bound.push_back(job.id); }
+  void Evict(const model::Job& victim, const model::Job& preemptor, sched::EvictReason reason) override {
+    evicted.push_back({victim.id, preemptor.id, reason});
+  }
+  std::vector<model::JobId> bound;
+  std::vector<sched::Eviction> evicted;
+};
+
+}  // namespace
+
+void ControlPlane::SchedulingLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    wake_scheduler_.wait_for(lock, options_.idle_cycle, [this] { return stopping_ || cycle_requested_; });
+    if (stopping_) break;
+    // Let a burst of submissions gather into one cycle.
+    lock.unlock();
+    std::this_thread::sleep_for(options_.cycle_interval);
+    lock.lock();
+    cycle_requested_ = false;
+    RunCycle();
+  }
+}
+
+void ControlPlane::RunCycle() {
+  EnsureState();
+  const auto start = std::chrono::steady_clock::now();
+  CollectingBinder binder;
+  const sched::CycleResult result = scheduler_.RunCycle(*state_, NowSeconds(), binder);
+  const std::int64_t now = NowMs();
+
+  for (const sched::Outcome& outcome : result.outcomes) {
+    if (outcome.verdict == sched::Verdict::kPlaced) continue;
+    records_[outcome.job.index()].message = sched::Explain(outcome, *state_);
+  }
+  // Evictions precede the binds that depend on them (binder.h).
+  for (const sched::Eviction& e : binder.evicted) {
+    JobRecord& record = records_[e.victim.index()];
+    const std::string why = std::string(e.reason == sched::EvictReason::kPreempt ? "preempted" : "reclaimed") +
+                            " by job " + std::to_string(e.preemptor.value());
+    Detach(e.victim);
+    record.tasks.clear();
+    record.message = why;
+    Emit("JobPreempted", e.victim.value(), "", why);
+    PersistJob(e.victim);
+  }
+  std::vector<std::pair<model::JobId, std::int32_t>> runs;
+  for (const model::JobId id : binder.bound) {
+    const model::Job& job = state_->job(id);
+    if (job.state != model::JobState::kRunning) continue;  // bound, then evicted in the same cycle
+    JobRecord& record = records_[id.index()];
+    ++record.attempt;
+    record.scheduled_ms = now;
+    record.running_ms = 0;
+    record.message.clear();
+    record.tasks.clear();
+    std::string where;
+    for (const model::TaskPlacement& p : job.placements) {
+      TaskRecord t;
+      t.group = p.group;
+      t.index = p.index;
+      t.name = job.groups[static_cast<std::size_t>(p.group)].name + "-" + std::to_string(p.index);
+      const model::Node& node = state_->cluster().node(p.node);
+      t.node = node.name;
+      for (const model::GpuShare& share : p.gpus) {
+        t.gpus.push_back(state_->cluster().gpu(share.gpu).local_index);
+        t.gpu_milli = share.milli;
+        t.gpu_memory = share.memory;
+      }
+      t.cpu_milli = p.cpu_milli;
+      t.memory = p.memory;
+      if (where.find(t.node) == std::string::npos) where += (where.empty() ? "" : ",") + t.node;
+      record.tasks.push_back(std::move(t));
+    }
+    Emit("JobScheduled", id.value(), "", "run " + std::to_string(record.attempt) + " on " + where);
+    PersistJob(id);
+    runs.emplace_back(id, record.attempt);
+  }
+  ++stats_.cycles;
+  stats_.last_cycle_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (writes_.empty()) return;
+  Commit([this, runs](const Status& status) {
+    if (!status.ok()) return;  // the next cycle's writes retry; agents saw nothing
+    for (const auto& [id, attempt] : runs) {
+      JobRecord& record = records_[id.index()];
+      // Still the same run (not cancelled or preempted while being written)?
+      if (record.attempt != attempt || state_->job(id).state != model::JobState::kRunning || record.dispatched) continue;
+      record.dispatched = true;
+      Attach(id);
+    }
+  });
+}
+
+void ControlPlane::HousekeepingLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    wake_housekeeping_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; });
+    if (stopping_) break;
+    EnsureState();
+    const std::int64_t now = NowMs();
+    bool lost = false;
+    for (auto& [name, node] : nodes_) {
+      if (node.state == NodeState::kReady && now - node.last_heartbeat_ms > options_.heartbeat_timeout.count()) {
+        MarkLost(node);
+        lost = true;
+      }
+    }
+    if (lost) {
+      Commit(nullptr);
+      RequestCycle();
+    }
+    ExpireWaiters(std::chrono::steady_clock::now());
+  }
+  // Shutting down: answer every waiter so no connection hangs.
+  ExpireWaiters(std::chrono::steady_clock::time_point::max());
+}
+
+void ControlPlane::ExpireWaiters(std::chrono::steady_clock::time_point now) {
+  for (auto it = node_waiters_.begin(); it != node_waiters_.end();) {
+    if (it->second.deadline > now) {
+      ++it;
+      continue;
+    }
+    const auto node = nodes_.find(it->first);
+    if (node != nodes_.end()) it->second.reply(JsonResponse(200, api::ToJson(AssignmentsFor(node->second))));
+    it = node_waiters_.erase(it);
+  }
+  std::vector<EventWaiter> still;
+  for (EventWaiter& w : event_waiters_) {
+    if (w.deadline > now) {
+      still.push_back(std::move(w));
+      continue;
+    }
+    w.reply(JsonResponse(200, {{"events", nlohmann::json::array()}, {"revision", events_.last_revision()}}));
+  }
+  event_waiters_.swap(still);
+}
+
+}  // namespace tessera::controlplane

@@ -1,0 +1,253 @@
+// The control plane through its HTTP API, in one process: an agent's side is
+// played by the test with the same client the agent uses.
+#include "controlplane/server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "net/http_client.h"
+
+namespace tessera::controlplane {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+constexpr char kJob[] = R"(apiVersion: tessera/v1
+kind: Job
+metadata: {name: gang}
+spec:
+  tasks: [{name: worker, replicas: 2, resources: {gpus: 4}, command: [python3, train.py]}]
+)";
+
+json Inventory(const std::string& name, int gpus) {
+  json g = json::array();
+  for (int i = 0; i < gpus; ++i) g.push_back({{"index", i}, {"model", "H100"}, {"memory", 80LL << 30}, {"numa", i / 4}});
+  return {{"name", name}, {"address", "10.0.0." + name.substr(1)}, {"cpuMilli", 64000}, {"memory", 512LL << 30}, {"gpus", g},
+          {"provider", "test"}};
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("tessera-server-test-" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+    Restart();
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Restart(std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(60)) {
+    server_.reset();
+    ServerOptions options;
+    options.data_dir = dir_.string();
+    options.port = 0;
+    options.plane.cycle_interval = std::chrono::milliseconds(1);
+    options.plane.heartbeat_timeout = heartbeat_timeout;
+    options.plane.initial_queues = {{"default", model::kUnlimited / 2, model::kUnlimited, 1.0}};
+    auto server = Server::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status().message();
+    server_ = std::move(*server);
+    client_ = std::make_unique<net::HttpClient>(net::Endpoint{"127.0.0.1", server_->port()});
+  }
+  json Call(const std::string& method, const std::string& target, const std::string& body = {}, int expect = 200,
+            const std::string& type = "application/json") {
+    auto r = client_->Send(method, target, body, type);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (!r.ok()) return {};
+    EXPECT_EQ(r->status, expect) << method << " " << target << ": " << r->body;
+    return r->body.empty() ? json() : json::parse(r->body);
+  }
+  // Polls a job until `state` or a deadline.
+  json AwaitJob(int id, const std::string& state) {
+    json job;
+    for (int i = 0; i < 200; ++i) {
+      job = Call("GET", "/v1/jobs/" + std::to_string(id));
+      if (job.value("state", "") == state) return job;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "job " << id << " never reached " << state << ": " << job.dump();
+    return job;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<net::HttpClient> client_;
+};
+
+TEST_F(ServerTest, AGangRunsToSuccessThroughTheAgentProtocol) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
+  const json accepted = Call("POST", "/v1/jobs", kJob, 201, "application/yaml");
+  const int id = accepted["jobs"][0]["id"];
+  AwaitJob(id, "starting");
+  // Each node is assigned one rank of the gang, with the rendezvous variables.
+  std::map<std::string, json> tasks;
+  for (const char* node : {"n1", "n2"}) {
+    const json set = Call("GET", std::string("/v1/nodes/") + node + "/assignments?after=-1");
+    ASSERT_EQ(set["tasks"].size(), 1u) << set.dump();
+    tasks[node] = set["tasks"][0];
+    EXPECT_EQ(tasks[node]["env"]["MASTER_ADDR"], "10.0.0.1");
+    EXPECT_EQ(tasks[node]["env"]["WORLD_SIZE"], "2");
+    EXPECT_EQ(tasks[node]["gpus"].size(), 4u);
+  }
+  EXPECT_NE(tasks["n1"]["env"]["RANK"], tasks["n2"]["env"]["RANK"]);
+  // Both report running, then exit 0.
+  for (const char* state : {"running", "exited"}) {
+    for (auto& [node, t] : tasks) {
+      json report = {{"tasks", {{{"job", id}, {"attempt", t["attempt"]}, {"task", t["task"]}, {"state", state}, {"exitCode", 0}}}}};
+      Call("POST", "/v1/nodes/" + node + "/status", report.dump());
+    }
+    if (std::string(state) == "running") {
+      EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(id))["state"], "running");
+    }
+  }
+  const json done = AwaitJob(id, "succeeded");
+  EXPECT_GT(done["runningTime"].get<std::int64_t>(), 0);
+  // The finished run leaves the nodes' assignment sets.
+  EXPECT_TRUE(Call("GET", "/v1/nodes/n1/assignments")["tasks"].empty());
+}
+
+TEST_F(ServerTest, LongPollAnswersWhenTheNodeGetsWork) {
+  const json reg = Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const std::int64_t revision = Call("GET", "/v1/nodes/n1/assignments")["revision"];
+  std::thread submitter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    net::HttpClient other({"127.0.0.1", server_->port()});
+    auto r = other.Send("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: one}\nspec: {tasks: [{name: m, command: [true], resources: {gpus: 1}}]}\n", "application/yaml");
+    EXPECT_TRUE(r.ok() && r->status == 201);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const json set = Call("GET", "/v1/nodes/n1/assignments?after=" + std::to_string(revision) + "&wait=10");
+  submitter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_EQ(set["tasks"].size(), 1u);
+  EXPECT_GT(set["revision"].get<std::int64_t>(), revision);
+}
+
+TEST_F(ServerTest, JobsSubmittedBeforeAnyNodeWaitThenRun) {
+  const int id = Call("POST", "/v1/jobs", kJob, 201, "application/yaml")["jobs"][0]["id"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(id))["state"], "pending");
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
+  AwaitJob(id, "starting");
+}
+
+TEST_F(ServerTest, BadInputGetsPreciseErrorsAndLeavesNothingBehind) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  json e = Call("POST", "/v1/jobs", "{\"apiVersion\": ", 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("malformed JSON"));
+  e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: x}\nspec: {tasks: [{name: m, command: [a], resources: {gpus: 9}}]}\n", 422, "application/yaml");
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("9 GPUs per task, but the largest node has 4"));
+  e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: x}\nspec: {tasks: [{name: m, command: [a], colour: red}]}\n", 400, "application/yaml");
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("unknown field 'colour'"));
+  e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: Bad_Name}\nspec: {tasks: [{name: m, command: [a]}]}\n", 400, "application/yaml");
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("metadata.name"));
+  e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: nocmd}\nspec: {tasks: [{name: m}]}\n", 400, "application/yaml");
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("spec.tasks[0].command: required"));
+  // A two-job body with one bad job accepts neither.
+  e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec: {tasks: [{name: m, command: [a]}]}\n---\napiVersion: tessera/v1\nkind: Job\nmetadata: {name: b}\nspec: {tasks: [{name: m, command: [a], resources: {gpus: -1}}]}\n", 400, "application/yaml");
+  EXPECT_TRUE(Call("GET", "/v1/jobs")["jobs"].empty());
+  e = Call("POST", "/v1/jobs", std::string(3 << 20, 'x'), 413, "application/yaml");
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("exceeds the limit"));
+  e = Call("GET", "/v1/jobs/77", {}, 404);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("no job 77"));
+  e = Call("GET", "/v1/jobs?state=sleeping", {}, 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("'sleeping' is not one of"));
+  e = Call("POST", "/v1/nodes/n2/register", Inventory("n1", 4).dump(), 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("does not match the path's node 'n2'"));
+  e = Call("PUT", "/v1/queues/research", "{\"guaranteed\": 4, \"colour\": 1}", 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("colour: unknown field"));
+}
+
+TEST_F(ServerTest, AcceptedJobsAndRunsSurviveARestart) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
+  const int gang = Call("POST", "/v1/jobs", kJob, 201, "application/yaml")["jobs"][0]["id"];
+  AwaitJob(gang, "starting");
+  const json before = Call("GET", "/v1/nodes/n1/assignments")["tasks"];
+  // Submitted while the gang holds every GPU: must wait, and survive.
+  const int waiting = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: later}\nspec: {tasks: [{name: m, command: [a], resources: {gpus: 2}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  Call("PUT", "/v1/queues/research", "{\"guaranteed\": 2}", 201);
+  Restart();
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(gang))["state"], "starting");
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(waiting))["state"], "pending");
+  // The same run (attempt) is assigned again, so a surviving agent keeps its process.
+  const json after = Call("GET", "/v1/nodes/n1/assignments")["tasks"];
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0]["attempt"], before[0]["attempt"]);
+  EXPECT_EQ(after[0]["env"], before[0]["env"]);
+  bool research = false;
+  const json queues = Call("GET", "/v1/queues");
+  for (const json& q : queues["queues"]) research = research || q["name"] == "research";
+  EXPECT_TRUE(research);
+  // New ids continue after the old ones.
+  const int next = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: n}\nspec: {tasks: [{name: m, command: [a]}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  EXPECT_EQ(next, waiting + 1);
+}
+
+TEST_F(ServerTest, ALostNodeRequeuesTheWholeGang) {
+  Restart(std::chrono::milliseconds(800));
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
+  Call("POST", "/v1/nodes/n3/register", Inventory("n3", 4).dump());
+  const int id = Call("POST", "/v1/jobs", kJob, 201, "application/yaml")["jobs"][0]["id"];
+  json job = AwaitJob(id, "starting");
+  std::set<std::string> first;
+  for (const json& t : job["tasks"]) first.insert(t["node"]);
+  // Keep every node but one alive; the silent one is lost after the timeout.
+  const std::string silent = *first.begin();
+  std::set<std::string> alive = {"n1", "n2", "n3"};
+  alive.erase(silent);
+  for (int i = 0; i < 100; ++i) {
+    for (const std::string& n : alive) Call("POST", "/v1/nodes/" + n + "/status", "{\"tasks\": []}");
+    job = Call("GET", "/v1/jobs/" + std::to_string(id));
+    if (job["attempt"] == 2 && job["state"] == "starting") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(job["attempt"], 2) << job.dump();
+  for (const json& t : job["tasks"]) EXPECT_NE(t["node"], silent);
+  json lost = Call("GET", "/v1/nodes/" + silent);
+  EXPECT_EQ(lost["state"], "lost");
+  // The restart was the cluster's fault, not the job's.
+  EXPECT_EQ(job["restarts"], 0);
+}
+
+TEST_F(ServerTest, CancelStopsARunningJobAndFreesItsGpus) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: c}\nspec: {tasks: [{name: m, command: [sleep, '100'], resources: {gpus: 4}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  AwaitJob(id, "starting");
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1/assignments")["tasks"].size(), 1u);
+  const json cancelled = Call("DELETE", "/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(cancelled["state"], "cancelled");
+  EXPECT_TRUE(Call("GET", "/v1/nodes/n1/assignments")["tasks"].empty());
+  EXPECT_EQ(Call("GET", "/v1/cluster")["allocatedGpus"], 0.0);
+  const json again = Call("DELETE", "/v1/jobs/" + std::to_string(id), {}, 409);
+  EXPECT_THAT(again["error"].get<std::string>(), HasSubstr("already ended (cancelled)"));
+}
+
+TEST_F(ServerTest, AFailedTaskRestartsTheGangWithinItsBudget) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: f}\nspec: {restart: {maxRestarts: 1}, tasks: [{name: m, command: [x], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    json job = json::object();
+    for (int i = 0; i < 200 && !(job.value("attempt", 0) == attempt && job.value("state", "") == "starting"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      job = Call("GET", "/v1/jobs/" + std::to_string(id));
+    }
+    ASSERT_EQ(job["attempt"], attempt);
+    const json report = {{"tasks", {{{"job", id}, {"attempt", attempt}, {"task", 0}, {"state", "exited"}, {"exitCode", 3}, {"message", "boom"}}}}};
+    Call("POST", "/v1/nodes/n1/status", report.dump());
+  }
+  const json job = AwaitJob(id, "failed");
+  EXPECT_THAT(job["message"].get<std::string>(), HasSubstr("exited with code 3: boom"));
+  EXPECT_EQ(job["restarts"], 1);
+}
+
+}  // namespace
+}  // namespace tessera::controlplane
