@@ -98,6 +98,7 @@ json ToJson(const AssignmentSet& set) {
     t["taskName"] = a.task_name;
     t["command"] = a.command;
     t["env"] = a.env;
+    if (!a.working_dir.empty()) t["workingDir"] = a.working_dir;
     t["gpus"] = a.gpus;
     t["gpuMilli"] = a.gpu_milli;
     t["gpuMemory"] = a.gpu_memory;
@@ -116,7 +117,7 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
   auto items = o->Items("tasks");
   if (!items.ok()) return items.status();
   for (const auto& [path, item] : *items) {
-    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "jobName", "taskName", "command", "env", "gpus",
+    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "jobName", "taskName", "command", "env", "workingDir", "gpus",
                                                           "gpuMilli", "gpuMemory", "cpuMilli", "memory"},
                                             {"job", "attempt", "task", "command"});
     if (!t.ok()) return t.status();
@@ -125,6 +126,7 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
     TESSERA_RETURN_IF_ERROR(t->ReadString("jobName", &a.job_name));
     TESSERA_RETURN_IF_ERROR(t->ReadString("taskName", &a.task_name));
     TESSERA_RETURN_IF_ERROR(t->ReadStringList("command", &a.command));
+    TESSERA_RETURN_IF_ERROR(t->ReadString("workingDir", &a.working_dir));
     TESSERA_RETURN_IF_ERROR(t->ReadInt32("gpuMilli", &a.gpu_milli, 0, 1000));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("gpuMemory", &a.gpu_memory, 0, kMaxI64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("cpuMilli", &a.cpu_milli, 0, kMaxI64));
@@ -159,6 +161,7 @@ json ToJson(const StatusReport& report) {
     t["state"] = r.exited ? "exited" : "running";
     if (r.exited) t["exitCode"] = r.exit_code;
     if (!r.message.empty()) t["message"] = r.message;
+    if (r.lost) t["lost"] = true;
     tasks.push_back(std::move(t));
   }
   return {{"tasks", tasks}};
@@ -171,7 +174,7 @@ Result<StatusReport> StatusReportFromJson(const json& value) {
   auto items = o->Items("tasks");
   if (!items.ok()) return items.status();
   for (const auto& [path, item] : *items) {
-    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "state", "exitCode", "message"},
+    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "state", "exitCode", "message", "lost"},
                                             {"job", "attempt", "task", "state"});
     if (!t.ok()) return t.status();
     TaskReport r;
@@ -182,6 +185,7 @@ Result<StatusReport> StatusReportFromJson(const json& value) {
     r.exited = state == "exited";
     TESSERA_RETURN_IF_ERROR(t->ReadInt32("exitCode", &r.exit_code, -1, 255));
     TESSERA_RETURN_IF_ERROR(t->ReadString("message", &r.message));
+    TESSERA_RETURN_IF_ERROR(t->ReadBool("lost", &r.lost));
     report.tasks.push_back(std::move(r));
   }
   return report;

@@ -60,6 +60,7 @@ struct Assignment {
   std::string task_name;                       // "worker-3"
   std::vector<std::string> command;
   std::map<std::string, std::string> env;     // rendezvous and TESSERA_* variables included
+  std::string working_dir;                     // empty: the agent chooses
   std::vector<std::int32_t> gpus;              // local indices
   std::int32_t gpu_milli = 0;
   std::int64_t gpu_memory = 0;
@@ -77,6 +78,9 @@ struct TaskReport {
   bool exited = false;      // false: running
   std::int32_t exit_code = 0;
   std::string message;      // why it failed to start or how it ended
+  // The agent lost the task through no fault of the job (it restarted while
+  // the task ran): the run is requeued without using up a restart.
+  bool lost = false;
 };
 
 struct StatusReport {

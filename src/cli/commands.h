@@ -11,10 +11,18 @@ void AddDemoCommand(CLI::App& app);
 void AddScenarioCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddSimCommand(CLI::App& app);
+void AddServerCommands(CLI::App& app);   // server, agent, up
+void AddJobCommands(CLI::App& app);      // submit, jobs, describe, cancel, logs
+void AddClusterCommands(CLI::App& app);  // nodes, queues, top
+// `tessera submit ... -- CMD ARGS`: main() moves what follows "--" here
+// before parsing, since CLI11 would take it for more job files.
+std::vector<std::string>& CommandAfterDashes();
 
 // Exit codes shared by all commands (documented in README.md).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;     // the command ran and found a problem
-inline constexpr int kExitBadInput = 2;    // malformed arguments or input files
+inline constexpr int kExitBadInput = 2;    // malformed arguments or input files; the server refused the input
+inline constexpr int kExitUnreachable = 3; // no answer from the server
+inline constexpr int kExitNotFound = 4;    // the job, node or queue does not exist
 
 }  // namespace tessera::cli

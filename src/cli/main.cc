@@ -1,7 +1,9 @@
-// tessera: the one binary. Today: the demonstration of the scheduling core,
-// the scenario runner, the simulator and the benchmarks; the control plane
-// adds server, agent, up and the job commands.
+// tessera: the one binary. The control plane (server, agent, up), the user's
+// commands (submit, jobs, describe, cancel, logs, nodes, queues, top), the
+// simulator, the scenario runner, the benchmarks and the scheduling demo.
 #include <CLI/CLI.hpp>
+
+#include <string_view>
 
 #include "cli/commands.h"
 
@@ -13,8 +15,20 @@ int main(int argc, char** argv) {
   tessera::cli::AddScenarioCommand(app);
   tessera::cli::AddBenchCommand(app);
   tessera::cli::AddSimCommand(app);
+  tessera::cli::AddServerCommands(app);
+  tessera::cli::AddJobCommands(app);
+  tessera::cli::AddClusterCommands(app);
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      tessera::cli::CommandAfterDashes().assign(argv + i + 1, argv + argc);
+      argc = i;
+      break;
+    }
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own documented exit code
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? tessera::cli::kExitOk : tessera::cli::kExitBadInput;
   }

@@ -73,6 +73,7 @@ api::AssignmentSet ControlPlane::AssignmentsFor(const NodeRecord& node) const {
       const model::TaskGroup& group = job.groups[static_cast<std::size_t>(t.group)];
       a.command = group.command;
       a.env = group.env;
+      a.working_dir = group.working_dir;
       for (auto& [k, v] : GangEnvironment(job, raw, queue_of_job_[id.index()], record, i, address_of)) a.env[k] = v;
       a.gpus = t.gpus;
       a.gpu_milli = t.gpu_milli;
@@ -182,6 +183,7 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
   task.state = TaskState::kExited;
   task.exit_code = r.exit_code;
   task.message = r.message;
+  if (r.lost) return RequeueRun(id, "task " + task.name + " on " + node + " was lost: " + r.message);
   if (r.exit_code != 0) {
     std::string why = "task " + task.name + " on " + node + " exited with code " + std::to_string(r.exit_code);
     if (!r.message.empty()) why += ": " + r.message;

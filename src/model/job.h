@@ -46,6 +46,7 @@ struct TaskGroup {
   TaskRequest request;
   std::vector<std::string> command;
   std::map<std::string, std::string> env;  // added to the task's environment
+  std::string working_dir;                 // where the task starts; empty: the agent's work dir
 };
 
 struct Dependency {

@@ -166,7 +166,7 @@ class JobParser {
   }
 
   Result<model::TaskGroup> ParseTask(const YamlValue& value, std::map<std::string, YAML::Mark>& names) {
-    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env"}, {"name"});
+    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env", "workingDir"}, {"name"});
     if (!task.ok()) return task.status();
     model::TaskGroup group;
     TESSERA_RETURN_IF_ERROR(task->ReadDnsLabel("name", &group.name));
@@ -189,6 +189,10 @@ class JobParser {
       group.request = std::move(*request);
     }
     TESSERA_RETURN_IF_ERROR(task->ReadStringList("command", &group.command));
+    TESSERA_RETURN_IF_ERROR(task->ReadString("workingDir", &group.working_dir));
+    if (!group.working_dir.empty() && group.working_dir.front() != '/') {
+      return task->Get("workingDir")->Error("must be an absolute path, got '" + group.working_dir + "'");
+    }
     if (const std::optional<YamlValue> env = task->Find("env")) {
       Result<YamlMap> vars = YamlMap::Read(*env);
       if (!vars.ok()) return vars.status();

@@ -14,6 +14,7 @@
 //         resources: {gpus: 8, cpus: 64, memory: 512Gi, gpuModel: H100, gpuMemory: 80Gi}
 //         command: [torchrun, train.py]
 //         env: {NCCL_DEBUG: INFO}
+//         workingDir: /home/alice/llama
 //     topology: {level: leaf, mode: required}
 //     checkpoint: {interval: 30m}
 //     restart: {maxRestarts: 5}

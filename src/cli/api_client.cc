@@ -1,0 +1,80 @@
+#include "cli/api_client.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace tessera::cli {
+
+void AddClientFlags(CLI::App* cmd, ClientOptions* options) {
+  const char* env = std::getenv("TESSERA_SERVER");
+  options->server = env != nullptr && *env != '\0' ? env : "http://127.0.0.1:7070";
+  cmd->add_option("--server", options->server, "The Tessera server (env TESSERA_SERVER)")->capture_default_str();
+  cmd->add_option("-o,--output", options->output, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+}
+
+void Fail(int exit_code, const std::string& message) {
+  std::fprintf(stderr, "tessera: %s\n", message.c_str());
+  throw CLI::RuntimeError(exit_code);
+}
+
+ApiClient::ApiClient(const ClientOptions& options) {
+  Result<net::Endpoint> endpoint = net::ParseEndpoint(options.server);
+  if (!endpoint.ok()) Fail(kExitBadInput, "--server: " + endpoint.status().message());
+  client_ = std::make_unique<net::HttpClient>(*endpoint);
+  const char* user = std::getenv("USER");
+  const passwd* account = getpwuid(getuid());
+  client_->SetHeader("X-Tessera-User", user != nullptr && *user != '\0' ? user : account != nullptr ? account->pw_name : "anonymous");
+}
+
+net::HttpResponse ApiClient::Raw(const std::string& method, const std::string& target) {
+  Result<net::HttpResponse> r = client_->Send(method, target);
+  if (!r.ok()) Fail(kExitUnreachable, r.status().message() + " (is `tessera server` or `tessera up` running?)");
+  return *r;
+}
+
+nlohmann::json ApiClient::Call(const std::string& method, const std::string& target, const std::string& body,
+                               const std::string& content_type) {
+  Result<net::HttpResponse> r = client_->Send(method, target, body, content_type);
+  if (!r.ok()) Fail(kExitUnreachable, r.status().message() + " (is `tessera server` or `tessera up` running?)");
+  nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, false);
+  if (r->status >= 200 && r->status < 300) return parsed.is_discarded() ? nlohmann::json::object() : parsed;
+  const std::string message = !parsed.is_discarded() && parsed.contains("error") ? parsed["error"].get<std::string>() : r->body;
+  const int code = r->status == 404 ? kExitNotFound : r->status >= 500 ? kExitFailure : r->status >= 400 ? kExitBadInput : kExitFailure;
+  Fail(code, message);
+}
+
+std::string FormatAge(std::int64_t ms) {
+  if (ms <= 0) return "-";
+  const std::int64_t s = ms / 1000;
+  char buffer[32];
+  if (s < 60) {
+    std::snprintf(buffer, sizeof buffer, "%llds", static_cast<long long>(s));
+  } else if (s < 3600) {
+    std::snprintf(buffer, sizeof buffer, "%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+  } else if (s < 86400) {
+    std::snprintf(buffer, sizeof buffer, "%lldh%02lldm", static_cast<long long>(s / 3600), static_cast<long long>(s % 3600 / 60));
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%lldd%02lldh", static_cast<long long>(s / 86400), static_cast<long long>(s % 86400 / 3600));
+  }
+  return buffer;
+}
+
+std::string FormatGpus(double gpus) {
+  char buffer[32];
+  if (gpus == static_cast<double>(static_cast<std::int64_t>(gpus))) {
+    std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(gpus));
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3g", gpus);
+  }
+  return buffer;
+}
+
+void PrintJson(const nlohmann::json& value) { std::cout << value.dump(2) << std::endl; }
+
+}  // namespace tessera::cli

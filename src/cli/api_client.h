@@ -1,0 +1,46 @@
+// What every client command shares: where the server is (--server, or
+// $TESSERA_SERVER, default http://127.0.0.1:7070), who the caller is ($USER),
+// calls that turn an error answer into one clear line on stderr and the
+// documented exit code, and the formatting of times and GPU counts.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "net/http_client.h"
+
+namespace tessera::cli {
+
+struct ClientOptions {
+  std::string server;
+  std::string output = "table";  // table | json
+};
+
+// Adds --server and -o/--output to a command.
+void AddClientFlags(CLI::App* cmd, ClientOptions* options);
+
+class ApiClient {
+ public:
+  explicit ApiClient(const ClientOptions& options);
+  // The answer's JSON body when its status is 2xx; otherwise prints
+  // "tessera: <message>" and throws CLI::RuntimeError with the exit code.
+  nlohmann::json Call(const std::string& method, const std::string& target, const std::string& body = {},
+                      const std::string& content_type = "application/json");
+  // The raw answer, errors included (logs, where headers matter).
+  net::HttpResponse Raw(const std::string& method, const std::string& target);
+  net::HttpClient& http() { return *client_; }
+
+ private:
+  std::unique_ptr<net::HttpClient> client_;
+};
+
+[[noreturn]] void Fail(int exit_code, const std::string& message);
+// "3m12s", "2h05m" from milliseconds; "-" for zero.
+std::string FormatAge(std::int64_t ms);
+std::string FormatGpus(double gpus);
+void PrintJson(const nlohmann::json& value);
+
+}  // namespace tessera::cli

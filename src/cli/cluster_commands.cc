@@ -1,0 +1,165 @@
+// The cluster commands: nodes (list, cordon, uncordon, drain), queues (list,
+// set, delete) and top (the cluster at a glance, refreshed).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "cli/api_client.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "net/http_types.h"
+
+namespace tessera::cli {
+namespace {
+
+using nlohmann::json;
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void PrintNodes(const json& answer) {
+  Table table({"NAME", "STATE", "GPUS", "ALLOCATED", "MODEL", "LEAF", "JOBS", "ADDRESS", "HEARTBEAT"});
+  const std::int64_t now = NowMs();
+  for (const json& n : answer["nodes"]) {
+    const json& gpus = n["gpus"];
+    table.Add({n["name"], n["state"], std::to_string(gpus.size()), FormatGpus(n["allocatedGpus"].get<double>()),
+               gpus.empty() ? "-" : gpus[0]["model"].get<std::string>(), n["leaf"], std::to_string(n["jobs"].get<std::int64_t>()),
+               n["address"], FormatAge(now - n["lastHeartbeat"].get<std::int64_t>()) + " ago"});
+  }
+  table.Print();
+}
+
+void PrintQueues(const json& answer) {
+  Table table({"QUEUE", "GUARANTEED", "LIMIT", "WEIGHT", "ALLOCATED", "RUNNING", "PENDING"});
+  for (const json& q : answer["queues"]) {
+    const double g = q["guaranteed"].get<double>();
+    table.Add({q["name"], g > 1e12 ? "all" : FormatGpus(g), q["limit"].is_null() ? "-" : FormatGpus(q["limit"].get<double>()),
+               FormatGpus(q["weight"].get<double>()), FormatGpus(q["allocatedGpus"].get<double>()),
+               std::to_string(q["runningJobs"].get<std::int64_t>()), std::to_string(q["pendingJobs"].get<std::int64_t>())});
+  }
+  table.Print();
+}
+
+struct NodeArgs {
+  ClientOptions client;
+  std::string name;
+};
+
+void AddNodeAction(CLI::App* nodes, const char* action, const char* help) {
+  auto args = std::make_shared<NodeArgs>();
+  CLI::App* cmd = nodes->add_subcommand(action, help);
+  AddClientFlags(cmd, &args->client);
+  cmd->add_option("node", args->name, "Node name")->required();
+  cmd->callback([args, action = std::string(action)] {
+    ApiClient api(args->client);
+    const json n = api.Call("POST", "/v1/nodes/" + net::PercentEncode(args->name) + "/" + action);
+    if (args->client.output == "json") return PrintJson(n);
+    std::cout << "node " << args->name << ": " << n["state"].get<std::string>() << "\n";
+  });
+}
+
+struct QueueArgs {
+  ClientOptions client;
+  std::string name;
+  double guaranteed = 0, weight = 1;
+  double limit = -1;
+};
+
+std::atomic<bool> interrupted{false};
+
+void Top(const ClientOptions& client, double interval, bool once) {
+  ApiClient api(client);
+  std::signal(SIGINT, [](int) { interrupted = true; });
+  do {
+    const json cluster = api.Call("GET", "/v1/cluster");
+    const json nodes = api.Call("GET", "/v1/nodes");
+    const json queues = api.Call("GET", "/v1/queues");
+    if (client.output == "json") {
+      PrintJson({{"cluster", cluster}, {"nodes", nodes["nodes"]}, {"queues", queues["queues"]}});
+    } else {
+      if (!once) std::cout << "\x1b[H\x1b[2J";  // clear the terminal between refreshes
+      const double total = cluster["gpus"].get<double>();
+      const double used = cluster["allocatedGpus"].get<double>();
+      std::cout << "tessera top   nodes " << cluster["readyNodes"].get<std::int64_t>() << "/" << cluster["nodes"].get<std::int64_t>()
+                << " ready   GPUs " << FormatGpus(used) << "/" << FormatGpus(total) << " allocated ("
+                << (total > 0 ? static_cast<int>(100 * used / total) : 0) << "%)   jobs " << cluster["runningJobs"].get<std::int64_t>()
+                << " running, " << cluster["pendingJobs"].get<std::int64_t>() << " pending   last cycle "
+                << cluster["lastCycleMs"].get<double>() << " ms\n\n";
+      PrintNodes(nodes);
+      std::cout << "\n";
+      PrintQueues(queues);
+    }
+    for (int i = 0; !once && !interrupted && i < static_cast<int>(interval * 10); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (!once && !interrupted);
+}
+
+}  // namespace
+
+void AddClusterCommands(CLI::App& app) {
+  {
+    auto args = std::make_shared<ClientOptions>();
+    CLI::App* nodes = app.add_subcommand("nodes", "List nodes; cordon, uncordon or drain one");
+    AddClientFlags(nodes, args.get());
+    nodes->callback([args, nodes] {
+      if (!nodes->get_subcommands().empty()) return;
+      ApiClient api(*args);
+      const json answer = api.Call("GET", "/v1/nodes");
+      if (args->output == "json") return PrintJson(answer);
+      PrintNodes(answer);
+    });
+    AddNodeAction(nodes, "cordon", "Place no new work on a node");
+    AddNodeAction(nodes, "uncordon", "Open a cordoned node again");
+    AddNodeAction(nodes, "drain", "Cordon a node and requeue the work running on it");
+  }
+  {
+    auto args = std::make_shared<ClientOptions>();
+    CLI::App* queues = app.add_subcommand("queues", "List queues; set or delete one");
+    AddClientFlags(queues, args.get());
+    queues->callback([args, queues] {
+      if (!queues->get_subcommands().empty()) return;
+      ApiClient api(*args);
+      const json answer = api.Call("GET", "/v1/queues");
+      if (args->output == "json") return PrintJson(answer);
+      PrintQueues(answer);
+    });
+    auto set = std::make_shared<QueueArgs>();
+    CLI::App* set_cmd = queues->add_subcommand("set", "Create or update a queue, e.g. research/nlp --guaranteed 32");
+    AddClientFlags(set_cmd, &set->client);
+    set_cmd->add_option("queue", set->name, "Queue path")->required();
+    set_cmd->add_option("--guaranteed", set->guaranteed, "GPUs the queue can always get back");
+    set_cmd->add_option("--limit", set->limit, "GPUs the queue may never exceed (default: none)");
+    set_cmd->add_option("--weight", set->weight, "Fair-share weight");
+    set_cmd->callback([set] {
+      ApiClient api(set->client);
+      json body = {{"guaranteed", set->guaranteed}, {"weight", set->weight}};
+      if (set->limit >= 0) body["limit"] = set->limit;
+      api.Call("PUT", "/v1/queues/" + net::PercentEncode(set->name), body.dump());
+      std::cout << "queue " << set->name << " set\n";
+    });
+    auto del = std::make_shared<QueueArgs>();
+    CLI::App* del_cmd = queues->add_subcommand("delete", "Delete an empty queue");
+    AddClientFlags(del_cmd, &del->client);
+    del_cmd->add_option("queue", del->name, "Queue path")->required();
+    del_cmd->callback([del] {
+      ApiClient api(del->client);
+      api.Call("DELETE", "/v1/queues/" + net::PercentEncode(del->name));
+      std::cout << "queue " << del->name << " deleted\n";
+    });
+  }
+  {
+    auto args = std::make_shared<ClientOptions>();
+    auto interval = std::make_shared<double>(2.0);
+    auto once = std::make_shared<bool>(false);
+    CLI::App* cmd = app.add_subcommand("top", "The cluster at a glance: GPUs, nodes, queues, refreshed");
+    AddClientFlags(cmd, args.get());
+    cmd->add_option("--interval", *interval, "Seconds between refreshes")->capture_default_str();
+    cmd->add_flag("--once", *once, "Print once and exit");
+    cmd->callback([args, interval, once] { Top(*args, *interval, *once || args->output == "json"); });
+  }
+}
+
+}  // namespace tessera::cli

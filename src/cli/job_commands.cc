@@ -1,0 +1,318 @@
+// The job commands: submit (a file, or the quick form with the command after
+// "--"), jobs, describe, cancel and logs. All go through the /v1 API.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/api_client.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "net/http_types.h"
+
+namespace tessera::cli {
+namespace {
+
+using nlohmann::json;
+
+struct SubmitArgs {
+  ClientOptions client;
+  std::vector<std::string> files;
+  std::vector<std::string> command;
+  std::string name, queue, gpus = "0", gpu_memory, gpu_model, cpus, memory, walltime;
+  int tasks = 1;
+  int priority = 0;
+  int max_restarts = 0;
+  std::vector<std::string> env;
+};
+
+std::string ReadInput(const std::string& path) {
+  if (path == "-") {
+    std::stringstream text;
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path);
+  if (!in) Fail(kExitBadInput, "cannot read '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A DNS label from a command: "python3 train.py" -> "python3-train-py".
+std::string NameFrom(const std::vector<std::string>& command) {
+  std::string base = std::filesystem::path(command.front()).filename().string();
+  if (command.size() > 1) base += "-" + std::filesystem::path(command[1]).filename().string();
+  std::string name;
+  for (const char c : base) {
+    const char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(lower))) {
+      name += lower;
+    } else if (!name.empty() && name.back() != '-') {
+      name += '-';
+    }
+  }
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name.front()))) name = "job-" + name;
+  return name.substr(0, 50);
+}
+
+// The quick form as a Job document (JSON, which the server reads as YAML).
+std::string QuickJob(const SubmitArgs& a) {
+  json resources = json::object();
+  if (a.gpus != "0") resources["gpus"] = a.gpus;
+  if (!a.gpu_memory.empty()) resources["gpuMemory"] = a.gpu_memory;
+  if (!a.gpu_model.empty()) resources["gpuModel"] = a.gpu_model;
+  if (!a.cpus.empty()) resources["cpus"] = a.cpus;
+  if (!a.memory.empty()) resources["memory"] = a.memory;
+  json task = {{"name", "task"}, {"replicas", a.tasks}, {"command", a.command},
+               {"workingDir", std::filesystem::current_path().string()}};
+  if (!resources.empty()) task["resources"] = resources;
+  json env = json::object();
+  for (const std::string& kv : a.env) {
+    const std::size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) Fail(kExitBadInput, "--env: '" + kv + "' is not NAME=VALUE");
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!env.empty()) task["env"] = env;
+  json spec = {{"tasks", json::array({task})}};
+  if (a.priority != 0) spec["priority"] = a.priority;
+  if (a.max_restarts != 0) spec["restart"] = {{"maxRestarts", a.max_restarts}};
+  if (!a.walltime.empty()) spec["walltime"] = a.walltime;
+  json metadata = {{"name", a.name.empty() ? NameFrom(a.command) : a.name}};
+  if (!a.queue.empty()) metadata["queue"] = a.queue;
+  return json{{"apiVersion", "tessera/v1"}, {"kind", "Job"}, {"metadata", metadata}, {"spec", spec}}.dump();
+}
+
+void Submit(const SubmitArgs& a) {
+  ApiClient api(a.client);
+  std::vector<std::pair<std::string, std::string>> bodies;  // body, content type
+  if (!a.command.empty()) {
+    if (!a.files.empty()) Fail(kExitBadInput, "give either job files or a command after --, not both");
+    bodies.emplace_back(QuickJob(a), "application/json");
+  } else {
+    if (a.files.empty()) Fail(kExitBadInput, "nothing to submit: give a job file, or --gpus/--tasks and a command after --");
+    for (const std::string& f : a.files) {
+      bodies.emplace_back(ReadInput(f), f.ends_with(".json") ? "application/json" : "application/yaml");
+    }
+  }
+  json all = json::array();
+  for (const auto& [body, type] : bodies) {
+    const json answer = api.Call("POST", "/v1/jobs", body, type);
+    for (const json& j : answer["jobs"]) all.push_back(j);
+  }
+  if (a.client.output == "json") return PrintJson({{"jobs", all}});
+  for (const json& j : all) std::cout << "job " << j["id"].get<std::int64_t>() << " (" << j["name"].get<std::string>() << ") submitted\n";
+}
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string Nodes(const json& job) {
+  std::string nodes;
+  for (const json& t : job["tasks"]) {
+    const std::string n = t["node"];
+    if (nodes.find(n) == std::string::npos) nodes += (nodes.empty() ? "" : ",") + n;
+  }
+  return nodes;
+}
+
+struct ListArgs {
+  ClientOptions client;
+  std::string state, queue, user;
+  bool all = false;
+};
+
+void ListJobs(const ListArgs& a) {
+  ApiClient api(a.client);
+  std::string target = "/v1/jobs?state=" + net::PercentEncode(a.state.empty() ? (a.all ? "" : "active") : a.state);
+  if (!a.queue.empty()) target += "&queue=" + net::PercentEncode(a.queue);
+  if (!a.user.empty()) target += "&user=" + net::PercentEncode(a.user);
+  const json answer = api.Call("GET", target);
+  if (a.client.output == "json") return PrintJson(answer);
+  Table table({"ID", "NAME", "QUEUE", "USER", "STATE", "GPUS", "TASKS", "AGE", "NODES/REASON"});
+  const std::int64_t now = NowMs();
+  for (const json& j : answer["jobs"]) {
+    const std::string state = j["state"];
+    std::string where = state == "pending" || j["tasks"].empty() ? j["message"].get<std::string>() : Nodes(j);
+    if (where.size() > 60) where = where.substr(0, 57) + "...";
+    table.Add({std::to_string(j["id"].get<std::int64_t>()), j["name"], j["queue"], j["user"], state,
+               FormatGpus(j["gpus"].get<double>()), std::to_string(j["taskCount"].get<int>()),
+               FormatAge(now - j["submitTime"].get<std::int64_t>()), where});
+  }
+  table.Print();
+}
+
+struct JobArgs {
+  ClientOptions client;
+  std::vector<std::string> ids;
+};
+
+void Describe(const JobArgs& a) {
+  ApiClient api(a.client);
+  for (const std::string& id : a.ids) {
+    const json j = api.Call("GET", "/v1/jobs/" + net::PercentEncode(id));
+    if (a.client.output == "json") {
+      PrintJson(j);
+      continue;
+    }
+    std::cout << "Job:        " << j["id"].get<std::int64_t>() << " (" << j["name"].get<std::string>() << ")\n"
+              << "Queue:      " << j["queue"].get<std::string>() << "   User: " << j["user"].get<std::string>()
+              << "   Priority: " << j["priority"].get<int>() << (j["preemptible"].get<bool>() ? "   preemptible" : "") << "\n"
+              << "State:      " << j["state"].get<std::string>() << "   Run: " << j["attempt"].get<int>()
+              << "   Restarts: " << j["restarts"].get<int>() << "/" << j["maxRestarts"].get<int>() << "\n";
+    if (!j["message"].get<std::string>().empty()) std::cout << "Message:    " << j["message"].get<std::string>() << "\n";
+    std::cout << "GPUs:       " << FormatGpus(j["gpus"].get<double>()) << " in " << j["taskCount"].get<int>() << " tasks\n";
+    if (!j["tasks"].empty()) {
+      std::cout << "\nTasks (run " << j["attempt"].get<int>() << "):\n";
+      Table tasks({"TASK", "NODE", "GPUS", "STATE", "EXIT"});
+      for (const json& t : j["tasks"]) {
+        std::string gpus;
+        for (const json& g : t["gpus"]) gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
+        if (t["gpuMilli"].get<int>() > 0 && t["gpuMilli"].get<int>() < 1000) gpus += " (" + FormatGpus(t["gpuMilli"].get<int>() / 1000.0) + ")";
+        tasks.Add({t["name"], t["node"], gpus.empty() ? "-" : gpus, t["state"],
+                   t.contains("exitCode") ? std::to_string(t["exitCode"].get<int>()) : "-"});
+      }
+      tasks.Print();
+    }
+    std::cout << "\nEvents:\n";
+    Table events({"REVISION", "AGE", "TYPE", "MESSAGE"});
+    const std::int64_t now = NowMs();
+    for (const json& e : j["events"]) {
+      events.Add({std::to_string(e["revision"].get<std::int64_t>()), FormatAge(now - e["time"].get<std::int64_t>()), e["type"], e["message"]});
+    }
+    events.Print();
+    std::cout << "\nSpec:\n" << j["spec"].get<std::string>() << "\n";
+  }
+}
+
+void Cancel(const JobArgs& a) {
+  ApiClient api(a.client);
+  for (const std::string& id : a.ids) {
+    const json j = api.Call("DELETE", "/v1/jobs/" + net::PercentEncode(id));
+    if (a.client.output == "json") {
+      PrintJson(j);
+    } else {
+      std::cout << "job " << id << " (" << j["name"].get<std::string>() << ") cancelled\n";
+    }
+  }
+}
+
+struct LogArgs {
+  ClientOptions client;
+  std::string id, task;
+  bool stderr_stream = false;
+  bool follow = false;
+  int attempt = 0;
+};
+
+void Logs(const LogArgs& a) {
+  ApiClient api(a.client);
+  std::int64_t offset = 0;
+  int empty_reads_after_end = 0;  // the last chunks may arrive just after the job ends
+  for (;;) {
+    std::string target = "/v1/jobs/" + net::PercentEncode(a.id) + "/logs?stream=" + (a.stderr_stream ? "stderr" : "stdout") +
+                         "&offset=" + std::to_string(offset);
+    if (!a.task.empty()) target += "&task=" + net::PercentEncode(a.task);
+    if (a.attempt > 0) target += "&attempt=" + std::to_string(a.attempt);
+    const net::HttpResponse r = api.Raw("GET", target);
+    if (r.status != 200) {
+      const json e = json::parse(r.body, nullptr, false);
+      const std::string message = !e.is_discarded() && e.contains("error") ? e["error"].get<std::string>() : r.body;
+      // Following a job that has not started yet: wait for it.
+      if (a.follow && r.status == 404 && message.find("has not started yet") != std::string::npos) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        continue;
+      }
+      Fail(r.status == 404 ? kExitNotFound : kExitBadInput, message);
+    }
+    std::cout << r.body << std::flush;
+    offset += static_cast<std::int64_t>(r.body.size());
+    if (!a.follow) {
+      if (r.body.empty()) return;
+      continue;  // more than one chunk: read to the end
+    }
+    if (r.body.empty()) {
+      // Logs reach the server within a heartbeat of the task writing them.
+      const json job = api.Call("GET", "/v1/jobs/" + net::PercentEncode(a.id));
+      const std::string state = job["state"];
+      if (state != "pending" && state != "starting" && state != "running" && ++empty_reads_after_end > 3) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string>& CommandAfterDashes() {
+  static std::vector<std::string> command;
+  return command;
+}
+
+void AddJobCommands(CLI::App& app) {
+  {
+    auto args = std::make_shared<SubmitArgs>();
+    CLI::App* cmd = app.add_subcommand("submit", "Submit jobs: job files (YAML or JSON), or the quick form: --gpus 2 --tasks 4 -- python train.py");
+    AddClientFlags(cmd, &args->client);
+    cmd->add_option("files", args->files, "Job files; - reads stdin");
+    cmd->add_option("--name", args->name, "Job name (quick form; default from the command)");
+    cmd->add_option("-q,--queue", args->queue, "Queue (quick form; default: default)");
+    cmd->add_option("--gpus", args->gpus, "GPUs per task: whole (2) or a fraction (0.25)");
+    cmd->add_option("--gpu-memory", args->gpu_memory, "GPU memory per GPU, e.g. 20Gi (needed with a fraction)");
+    cmd->add_option("--gpu-model", args->gpu_model, "Accepted GPU models, e.g. H100|H200");
+    cmd->add_option("-n,--tasks", args->tasks, "Tasks (ranks) in the gang")->check(CLI::PositiveNumber);
+    cmd->add_option("--cpus", args->cpus, "CPUs per task");
+    cmd->add_option("--memory", args->memory, "Memory per task, e.g. 16Gi");
+    cmd->add_option("--priority", args->priority, "Priority");
+    cmd->add_option("--walltime", args->walltime, "Run-time estimate, e.g. 2h");
+    cmd->add_option("--max-restarts", args->max_restarts, "Restarts after a failure")->check(CLI::NonNegativeNumber);
+    cmd->add_option("-e,--env", args->env, "NAME=VALUE for every task");
+    cmd->footer("Everything after -- is the command each task runs (quick form).");
+    cmd->callback([args] {
+      args->command = CommandAfterDashes();
+      Submit(*args);
+    });
+  }
+  {
+    auto args = std::make_shared<ListArgs>();
+    CLI::App* cmd = app.add_subcommand("jobs", "List jobs (active ones unless --all or --state)");
+    AddClientFlags(cmd, &args->client);
+    cmd->add_option("--state", args->state, "pending, starting, running, succeeded, failed, cancelled, active, ended");
+    cmd->add_option("-q,--queue", args->queue, "Only this queue and the queues below it");
+    cmd->add_option("-u,--user", args->user, "Only this user's jobs");
+    cmd->add_flag("-a,--all", args->all, "Include ended jobs");
+    cmd->callback([args] { ListJobs(*args); });
+  }
+  {
+    auto args = std::make_shared<JobArgs>();
+    CLI::App* cmd = app.add_subcommand("describe", "Show a job: tasks, placement, events, spec");
+    AddClientFlags(cmd, &args->client);
+    cmd->add_option("jobs", args->ids, "Job ids")->required();
+    cmd->callback([args] { Describe(*args); });
+  }
+  {
+    auto args = std::make_shared<JobArgs>();
+    CLI::App* cmd = app.add_subcommand("cancel", "Cancel jobs: their tasks get SIGTERM, then SIGKILL after the grace period");
+    AddClientFlags(cmd, &args->client);
+    cmd->add_option("jobs", args->ids, "Job ids")->required();
+    cmd->callback([args] { Cancel(*args); });
+  }
+  {
+    auto args = std::make_shared<LogArgs>();
+    CLI::App* cmd = app.add_subcommand("logs", "Print a task's output (the first task unless --task)");
+    AddClientFlags(cmd, &args->client);
+    cmd->add_option("job", args->id, "Job id")->required();
+    cmd->add_option("-t,--task", args->task, "Task name, e.g. worker-1");
+    cmd->add_flag("--stderr", args->stderr_stream, "Standard error instead of standard output");
+    cmd->add_flag("-f,--follow", args->follow, "Keep printing until the job ends");
+    cmd->add_option("--attempt", args->attempt, "An earlier run of a restarted job");
+    cmd->callback([args] { Logs(*args); });
+  }
+}
+
+}  // namespace tessera::cli

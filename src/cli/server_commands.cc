@@ -1,0 +1,220 @@
+// The long-running commands: `tessera server`, `tessera agent`, and
+// `tessera up`, which runs a server and local agents in one process: the
+// embedded default (SQLite state, fake GPUs where the machine has none).
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "base/quantity.h"
+#include "cli/commands.h"
+#include "controlplane/server.h"
+#include "node/agent.h"
+#include "node/gpu/gpu_provider.h"
+#include "spec/queue_yaml.h"
+#include "spec/scheduler_yaml.h"
+#include "spec/yaml_util.h"
+
+namespace tessera::cli {
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+void StopOnSignals() {
+  struct sigaction action {};
+  action.sa_handler = [](int) { stop_requested = true; };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+void WaitForStop() {
+  while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+std::string ReadFileOrFail(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "tessera: cannot read '%s'\n", path.c_str());
+    throw CLI::RuntimeError(kExitBadInput);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+template <typename T>
+T OrFail(Result<T> result, int code = kExitBadInput) {
+  if (!result.ok()) {
+    std::fprintf(stderr, "tessera: %s\n", result.status().message().c_str());
+    throw CLI::RuntimeError(code);
+  }
+  return std::move(*result);
+}
+
+struct ServerArgs {
+  controlplane::ServerOptions server;
+  std::string listen = "127.0.0.1:7070";
+  std::string queues_file;
+  std::string scheduler_file;
+  double heartbeat_timeout_s = 30;
+};
+
+// The default queue takes every GPU; a queues file replaces it.
+std::vector<model::QueueSpec> DefaultQueues() { return {{"default", model::kUnlimited / 2, model::kUnlimited, 1.0}}; }
+
+void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
+  cmd->add_option("--listen", args->listen, "Address and port of the API")->capture_default_str();
+  cmd->add_option("--data-dir", args->server.data_dir, "State (state.db) and task logs")->capture_default_str();
+  cmd->add_option("--threads", args->server.threads, "HTTP threads")->capture_default_str();
+  cmd->add_option("--queues", args->queues_file, "A QueueTree file for a new cluster (default: one queue, 'default')");
+  cmd->add_option("--scheduler-config", args->scheduler_file, "A SchedulerConfig file (docs/scheduling.md)");
+  cmd->add_option("--heartbeat-timeout", args->heartbeat_timeout_s, "Seconds of agent silence before its node is lost")->capture_default_str();
+}
+
+std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
+  const std::size_t colon = args.listen.rfind(':');
+  if (colon == std::string::npos) {
+    std::fprintf(stderr, "tessera: --listen: '%s' is not ADDRESS:PORT\n", args.listen.c_str());
+    throw CLI::RuntimeError(kExitBadInput);
+  }
+  args.server.address = args.listen.substr(0, colon);
+  args.server.port = static_cast<std::uint16_t>(std::stoi(args.listen.substr(colon + 1)));
+  args.server.plane.initial_queues = DefaultQueues();
+  if (!args.queues_file.empty()) args.server.plane.initial_queues = OrFail(spec::ParseQueueYaml(ReadFileOrFail(args.queues_file), args.queues_file));
+  if (!args.scheduler_file.empty()) {
+    const std::string text = ReadFileOrFail(args.scheduler_file);
+    // kind: SchedulerConfig, with the fields of a scenario's `scheduler:` in spec.
+    const spec::YamlValue document = OrFail(spec::LoadSingleDocument(text, args.scheduler_file, "SchedulerConfig"));
+    const spec::YamlMap top = OrFail(spec::ReadDocument(document, "SchedulerConfig"));
+    args.server.plane.scheduler = OrFail(spec::ParseSchedulerConfig(*top.Get("spec")));
+  }
+  args.server.plane.heartbeat_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.heartbeat_timeout_s * 1000));
+  auto server = OrFail(controlplane::Server::Start(args.server), kExitFailure);
+  std::cerr << "tessera server: listening on http://" << args.server.address << ":" << server->port() << ", state in "
+            << server->store_description() << std::endl;
+  return server;
+}
+
+struct AgentArgs {
+  node::AgentOptions agent;
+  double heartbeat_s = 1;
+  double grace_s = 10;
+  bool no_cgroups = false;
+};
+
+void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
+  cmd->add_option("--server", args->agent.server, "The Tessera server")->capture_default_str();
+  cmd->add_option("--name", args->agent.name, "Node name (default: the host name)");
+  cmd->add_option("--address", args->agent.address, "Address other nodes reach this one at (MASTER_ADDR)");
+  cmd->add_option("--leaf", args->agent.leaf, "Leaf switch (rack) of this node")->capture_default_str();
+  cmd->add_option("--spine", args->agent.spine, "Spine of the leaf")->capture_default_str();
+  cmd->add_option("--data-dir", args->agent.data_dir, "Journal, logs, checkpoints and work dirs")->capture_default_str();
+  cmd->add_option("--fake-gpus", args->agent.fake_gpus, "A fake GPU file (docs/agent.md) instead of NVML");
+  cmd->add_flag("--fake", args->agent.force_fake, "8 fake H100s even where NVML is present");
+  cmd->add_option("--heartbeat", args->heartbeat_s, "Seconds between status reports")->capture_default_str();
+  cmd->add_option("--grace", args->grace_s, "Seconds between SIGTERM and SIGKILL when a task is stopped")->capture_default_str();
+  cmd->add_flag("--no-cgroups", args->no_cgroups, "Run tasks without CPU and memory limits");
+}
+
+void FinishAgentOptions(AgentArgs& args) {
+  args.agent.heartbeat = std::chrono::milliseconds(static_cast<std::int64_t>(args.heartbeat_s * 1000));
+  args.agent.grace = std::chrono::milliseconds(static_cast<std::int64_t>(args.grace_s * 1000));
+  args.agent.cgroups = !args.no_cgroups;
+}
+
+void RunAgent(AgentArgs& args) {
+  FinishAgentOptions(args);
+  auto agent = OrFail(node::Agent::Create(args.agent), kExitFailure);
+  std::cerr << agent->Describe() << std::endl;
+  StopOnSignals();
+  agent->Run(stop_requested);
+}
+
+struct UpArgs {
+  ServerArgs server;
+  int nodes = 2;
+  int gpus_per_node = 8;
+  std::string gpu_model = "H100";
+  bool fake = false;
+};
+
+void RunUp(UpArgs& args) {
+  StopOnSignals();
+  auto server = StartServer(args.server);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server->port());
+  const bool nvml = !args.fake && node::OpenNvml().ok();
+  const int agents = nvml ? 1 : args.nodes;
+  std::vector<std::unique_ptr<node::Agent>> started;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < agents; ++i) {
+    AgentArgs a;
+    a.agent.server = url;
+    a.agent.name = "node-" + std::to_string(i);
+    a.agent.address = "127.0.0.1";
+    a.agent.data_dir = (std::filesystem::path(args.server.server.data_dir) / "agents" / a.agent.name).string();
+    a.agent.force_fake = args.fake;
+    a.agent.fake_spec.count = args.gpus_per_node;
+    a.agent.fake_spec.model = args.gpu_model;
+    a.grace_s = 5;
+    FinishAgentOptions(a);
+    started.push_back(OrFail(node::Agent::Create(a.agent), kExitFailure));
+    if (i == 0) std::cerr << started.back()->Describe() << std::endl;
+  }
+  for (auto& agent : started) threads.emplace_back([&agent] { agent->Run(stop_requested); });
+  if (nvml) {
+    std::cerr << "tessera up: one node with this machine's GPUs (NVML)" << std::endl;
+  } else {
+    std::cerr << "tessera up: no NVIDIA driver found here: " << agents << " nodes x " << args.gpus_per_node << " fake " << args.gpu_model
+              << " GPUs (tasks run as real processes; only the GPUs are pretend)" << std::endl;
+  }
+  std::cerr << "tessera up: ready. Try:\n"
+            << "  tessera submit --server " << url << " --gpus 1 -- nvidia-smi || true\n"
+            << "  tessera jobs --server " << url << "\n"
+            << "Ctrl-C stops the cluster; its state stays in " << args.server.server.data_dir << std::endl;
+  WaitForStop();
+  std::cerr << "tessera up: stopping" << std::endl;
+  for (std::thread& t : threads) t.join();
+  started.clear();
+}
+
+}  // namespace
+
+void AddServerCommands(CLI::App& app) {
+  {
+    auto args = std::make_shared<ServerArgs>();
+    CLI::App* cmd = app.add_subcommand("server", "Run the control plane: API, state, scheduling loop");
+    AddServerFlags(cmd, args.get());
+    cmd->callback([args] {
+      StopOnSignals();
+      auto server = StartServer(*args);
+      WaitForStop();
+      std::cerr << "tessera server: stopping" << std::endl;
+    });
+  }
+  {
+    auto args = std::make_shared<AgentArgs>();
+    CLI::App* cmd = app.add_subcommand("agent", "Run the node agent: GPUs, task processes, heartbeats");
+    AddAgentFlags(cmd, args.get());
+    cmd->callback([args] { RunAgent(*args); });
+  }
+  {
+    auto args = std::make_shared<UpArgs>();
+    args->server.server.data_dir = "tessera-data";
+    CLI::App* cmd = app.add_subcommand("up", "A whole cluster in one process: server and local agents, SQLite state, fake GPUs where there are none");
+    AddServerFlags(cmd, &args->server);
+    cmd->add_option("--nodes", args->nodes, "Fake nodes (without NVIDIA GPUs)")->capture_default_str()->check(CLI::Range(1, 64));
+    cmd->add_option("--gpus-per-node", args->gpus_per_node, "Fake GPUs per node")->capture_default_str()->check(CLI::Range(0, 64));
+    cmd->add_option("--gpu-model", args->gpu_model, "Fake GPU model")->capture_default_str();
+    cmd->add_flag("--fake", args->fake, "Fake GPUs even where NVML is present");
+    cmd->callback([args] { RunUp(*args); });
+  }
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,414 @@
+#include "node/agent.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "api/json_reader.h"
+#include "net/http_client.h"
+#include "node/launch/cgroups.h"
+#include "node/launch/task_process.h"
+#include "node/task_journal.h"
+
+namespace tessera::node {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kLogChunk = 256 << 10;
+constexpr int kAssignmentWaitSeconds = 5;
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+std::int64_t MachineMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : 0;
+}
+
+void Log(const std::string& name, const std::string& line) { std::cerr << "tessera agent " << name << ": " << line << std::endl; }
+
+struct LocalTask {
+  api::Assignment assignment;
+  std::unique_ptr<TaskProcess> process;
+  bool exited = false;
+  bool lost = false;
+  std::int32_t exit_code = 0;
+  std::string message;
+  bool terminating = false;
+  std::string log_base;               // <logs>/<job>/<task>.<attempt>
+  std::int64_t shipped[2] = {0, 0};   // stdout, stderr bytes the server has
+};
+
+}  // namespace
+
+class Agent::Impl {
+ public:
+  explicit Impl(AgentOptions options) : options_(std::move(options)) {}
+
+  Status Init() {
+    if (options_.name.empty()) options_.name = HostName();
+    Result<net::Endpoint> endpoint = net::ParseEndpoint(options_.server);
+    if (!endpoint.ok()) return endpoint.status();
+    endpoint_ = *endpoint;
+    std::error_code ec;
+    fs::create_directories(options_.data_dir, ec);
+    if (ec) return Status(StatusCode::kFailedPrecondition, "cannot create the agent's data directory " + options_.data_dir + ": " + ec.message());
+    TESSERA_RETURN_IF_ERROR(OpenGpus());
+    if (options_.cgroups) {
+      cgroups_ = Cgroups::Detect("tessera-" + options_.name);
+      findings_.push_back(cgroups_->Describe());
+    } else {
+      findings_.push_back("cgroups disabled by --no-cgroups; tasks run without CPU/memory limits");
+    }
+    Result<TaskJournal> journal = TaskJournal::Open((fs::path(options_.data_dir) / "journal").string());
+    if (!journal.ok()) return journal.status();
+    journal_ = std::move(*journal);
+    KillLeftovers();
+    return Status::Ok();
+  }
+
+  std::string Describe() const {
+    std::string out;
+    for (const std::string& f : findings_) out += (out.empty() ? "" : "\n") + f;
+    return out;
+  }
+
+  void Run(const std::atomic<bool>& stop) {
+    std::thread poller([this, &stop] { PollAssignments(stop); });
+    net::HttpClient client(endpoint_);
+    auto last_report = std::chrono::steady_clock::time_point();
+    while (!stop) {
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return woken_; });
+        woken_ = false;
+      }
+      if (!registered_ && !Register(client)) continue;
+      const bool changed = Reconcile();
+      ShipLogs(client);
+      if (changed || std::chrono::steady_clock::now() - last_report >= options_.heartbeat) {
+        if (SendStatus(client)) last_report = std::chrono::steady_clock::now();
+      }
+    }
+    Shutdown(client);
+    poller.join();
+  }
+
+ private:
+  Status OpenGpus() {
+    std::string why_fake;
+    if (!options_.force_fake && options_.fake_gpus.empty()) {
+      Result<std::unique_ptr<GpuProvider>> nvml = OpenNvml();
+      if (nvml.ok()) {
+        gpus_ = std::move(*nvml);
+      } else if (nvml.status().code() == StatusCode::kNotFound) {
+        why_fake = "no NVIDIA driver found (" + nvml.status().message() + ")";
+      } else {
+        return nvml.status();
+      }
+    } else {
+      why_fake = options_.force_fake ? "fake GPUs requested" : "fake GPUs from " + options_.fake_gpus;
+    }
+    if (!gpus_) {
+      if (!options_.fake_gpus.empty()) {
+        Result<std::unique_ptr<GpuProvider>> fake = LoadFakeGpus(options_.fake_gpus);
+        if (!fake.ok()) return fake.status();
+        gpus_ = std::move(*fake);
+      } else {
+        FakeGpuSpec spec = options_.fake_spec;
+        if (spec.label == "fake") spec.label = options_.name;
+        gpus_ = MakeFakeGpus(spec);
+      }
+    }
+    Result<std::vector<GpuInfo>> found = gpus_->Discover();
+    if (!found.ok()) return found.status();
+    inventory_.name = options_.name;
+    inventory_.address = options_.address;
+    inventory_.leaf = options_.leaf;
+    inventory_.spine = options_.spine;
+    inventory_.provider = gpus_->Describe() + (why_fake.empty() ? "" : "; " + why_fake);
+    inventory_.cpu_milli = options_.cpu_milli > 0 ? options_.cpu_milli : std::int64_t{1000} * std::thread::hardware_concurrency();
+    inventory_.memory = options_.memory > 0 ? options_.memory : MachineMemory();
+    for (const GpuInfo& g : *found) {
+      inventory_.gpus.push_back({g.index, g.uuid, g.model, g.memory_bytes, g.numa_node, g.nvlink_domain, g.healthy});
+    }
+    findings_.push_back("GPUs: " + inventory_.provider);
+    return Status::Ok();
+  }
+
+  // Tasks a previous agent started: their processes are not our children, so
+  // we cannot supervise them. Kill what is left and report them lost.
+  void KillLeftovers() {
+    for (const auto& [key, entry] : journal_.Unfinished()) {
+      if (entry.pid > 0 && kill(-entry.pid, 0) == 0) kill(-entry.pid, SIGKILL);
+      journal_.RecordEnd(key, 137);
+      leftovers_.insert(key);
+    }
+    if (!leftovers_.empty()) findings_.push_back(std::to_string(leftovers_.size()) + " tasks of a previous agent were stopped and will be reported lost");
+  }
+
+  bool Register(net::HttpClient& client) {
+    Result<net::HttpResponse> r = client.Send("POST", "/v1/nodes/" + options_.name + "/register", api::ToJson(inventory_).dump());
+    if (!r.ok() || r->status != 200) {
+      const std::string why = !r.ok() ? r.status().message() : r->body;
+      if (why != last_error_) Log(options_.name, "cannot register: " + why + " (retrying)");
+      last_error_ = why;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      return false;
+    }
+    last_error_.clear();
+    registered_ = true;
+    Log(options_.name, "registered with " + endpoint_.ToString() + ": " + std::to_string(inventory_.gpus.size()) + " GPUs");
+    return true;
+  }
+
+  void PollAssignments(const std::atomic<bool>& stop) {
+    net::HttpClient client(endpoint_);
+    std::int64_t revision = -1;
+    while (!stop) {
+      if (!registered_) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      const std::string target = "/v1/nodes/" + options_.name + "/assignments?after=" + std::to_string(revision) +
+                                 "&wait=" + std::to_string(kAssignmentWaitSeconds);
+      Result<net::HttpResponse> r = client.Send("GET", target, {}, "application/json", std::chrono::seconds(kAssignmentWaitSeconds + 10));
+      if (!r.ok() || r->status != 200) {
+        if (r.ok() && r->status == 404) registered_ = false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        continue;
+      }
+      Result<json> body = api::ParseJsonBody(r->body);
+      if (!body.ok()) continue;
+      Result<api::AssignmentSet> set = api::AssignmentSetFromJson(*body);
+      if (!set.ok()) {
+        Log(options_.name, "bad assignment set from the server: " + set.status().message());
+        continue;
+      }
+      revision = set->revision;
+      std::lock_guard lock(mu_);
+      desired_ = std::move(*set);
+      have_desired_ = true;
+      woken_ = true;
+      wake_.notify_one();
+    }
+  }
+
+  // Brings the processes in line with the assignment set; true when any task changed state.
+  bool Reconcile() {
+    api::AssignmentSet desired;
+    {
+      std::lock_guard lock(mu_);
+      if (!have_desired_) return false;
+      desired = desired_;
+    }
+    bool changed = false;
+    std::set<api::TaskKey> wanted;
+    for (const api::Assignment& a : desired.tasks) wanted.insert(a.key);
+    // Stop what is no longer assigned; forget what has ended and been reported.
+    for (auto it = tasks_.begin(); it != tasks_.end();) {
+      LocalTask& t = it->second;
+      if (!wanted.contains(it->first) && !t.exited && !t.terminating) {
+        t.process->Terminate(options_.grace);
+        t.terminating = true;
+      }
+      if (!wanted.contains(it->first) && t.exited) {
+        it = tasks_.erase(it);
+        continue;
+      }
+      ++it;
+    }
+    // Reap.
+    for (auto& [key, t] : tasks_) {
+      if (t.exited) continue;
+      t.process->KillIfOverdue();
+      const std::optional<int> status = t.process->Poll();
+      if (!status) continue;
+      t.exited = true;
+      t.exit_code = *status;
+      if (cgroups_ && !t.process->cgroup().empty()) {
+        if (cgroups_->OomKilled(t.process->cgroup())) t.message = "killed: out of memory (limit " + std::to_string(t.assignment.memory) + " bytes)";
+        cgroups_->Remove(t.process->cgroup());
+      }
+      journal_.RecordEnd(key, t.exit_code);
+      changed = true;
+    }
+    // Start what is assigned and not yet here.
+    for (const api::Assignment& a : desired.tasks) {
+      if (tasks_.contains(a.key)) continue;
+      LocalTask t;
+      t.assignment = a;
+      t.log_base = (fs::path(options_.data_dir) / "logs" / std::to_string(a.key.job) /
+                    (a.task_name + "." + std::to_string(a.key.attempt))).string();
+      if (leftovers_.contains(a.key) || journal_.Find(a.key) != nullptr) {
+        // Started once already, by us or an agent before us: never twice.
+        t.exited = true;
+        t.lost = true;
+        t.exit_code = 137;
+        t.message = "the agent restarted while the task ran";
+      } else if (GpusBusy(a)) {
+        continue;  // a stopping task still holds its GPUs; start once it is gone
+      } else {
+        Launch(t);
+      }
+      tasks_.emplace(a.key, std::move(t));
+      changed = true;
+    }
+    return changed;
+  }
+
+  bool GpusBusy(const api::Assignment& a) const {
+    for (const auto& [key, t] : tasks_) {
+      if (t.exited || !t.terminating) continue;
+      for (const std::int32_t g : t.assignment.gpus) {
+        if (std::find(a.gpus.begin(), a.gpus.end(), g) != a.gpus.end()) return true;
+      }
+    }
+    return false;
+  }
+
+  void Launch(LocalTask& t) {
+    const api::Assignment& a = t.assignment;
+    LaunchSpec spec;
+    spec.argv = a.command;
+    spec.env = a.env;
+    std::string visible;
+    for (const std::int32_t g : a.gpus) visible += (visible.empty() ? "" : ",") + std::to_string(g);
+    spec.env["CUDA_VISIBLE_DEVICES"] = visible;  // empty: no GPU at all
+    spec.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";  // the indices are NVML's, in PCI order
+    spec.env["TESSERA_NODE_NAME"] = options_.name;
+    if (a.gpu_milli > 0 && a.gpu_milli < 1000) {
+      spec.env["TESSERA_GPU_MILLI"] = std::to_string(a.gpu_milli);
+      spec.env["TESSERA_GPU_MEMORY_LIMIT"] = std::to_string(a.gpu_memory);
+    }
+    const fs::path checkpoints = fs::path(options_.data_dir) / "checkpoints" / std::to_string(a.key.job);
+    std::error_code ec;
+    fs::create_directories(checkpoints, ec);
+    spec.env["TESSERA_CHECKPOINT_DIR"] = fs::absolute(checkpoints, ec).string();
+    spec.working_dir = !a.working_dir.empty() ? a.working_dir
+                                              : (fs::path(options_.data_dir) / "work" / (std::to_string(a.key.job) + "-" + a.task_name)).string();
+    spec.stdout_path = t.log_base + ".stdout";
+    spec.stderr_path = t.log_base + ".stderr";
+    spec.cpu_milli = a.cpu_milli;
+    spec.memory_bytes = a.memory;
+    spec.cgroup_name = "job" + std::to_string(a.key.job) + "-" + a.task_name + "-a" + std::to_string(a.key.attempt);
+    journal_.RecordStart(a.key);
+    const bool limits = cgroups_ && (cgroups_->support().cpu || cgroups_->support().memory);
+    Result<std::unique_ptr<TaskProcess>> process = TaskProcess::Launch(spec, limits ? cgroups_.get() : nullptr);
+    if (!process.ok()) {
+      t.exited = true;
+      t.exit_code = 127;
+      t.message = process.status().message();
+      journal_.RecordEnd(a.key, t.exit_code);
+      return;
+    }
+    t.process = std::move(*process);
+    journal_.RecordPid(a.key, t.process->pid());
+  }
+
+  bool SendStatus(net::HttpClient& client) {
+    api::StatusReport report;
+    for (const auto& [key, t] : tasks_) {
+      if (t.terminating && !t.exited) continue;  // being stopped: the server has let it go
+      report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost});
+    }
+    Result<net::HttpResponse> r = client.Send("POST", "/v1/nodes/" + options_.name + "/status", api::ToJson(report).dump());
+    if (!r.ok()) return false;
+    if (r->status == 404) registered_ = false;  // the server forgot us or marked us lost
+    return r->status == 200;
+  }
+
+  void ShipLogs(net::HttpClient& client) {
+    for (auto& [key, t] : tasks_) {
+      if (t.terminating) continue;
+      const char* streams[2] = {"stdout", "stderr"};
+      for (int s = 0; s < 2; ++s) {
+        const std::string path = t.log_base + "." + streams[s];
+        std::ifstream in(path, std::ios::binary);
+        if (!in) continue;
+        in.seekg(t.shipped[s]);
+        std::string chunk(kLogChunk, '\0');
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        chunk.resize(static_cast<std::size_t>(in.gcount()));
+        if (chunk.empty()) continue;
+        const std::string target = "/v1/nodes/" + options_.name + "/logs?job=" + std::to_string(key.job) +
+                                   "&attempt=" + std::to_string(key.attempt) + "&task=" + std::to_string(key.task) +
+                                   "&stream=" + streams[s] + "&offset=" + std::to_string(t.shipped[s]);
+        Result<net::HttpResponse> r = client.Send("POST", target, chunk, "application/octet-stream");
+        if (r.ok() && r->status == 200) t.shipped[s] += static_cast<std::int64_t>(chunk.size());
+      }
+    }
+  }
+
+  void Shutdown(net::HttpClient& client) {
+    Log(options_.name, "stopping " + std::to_string(tasks_.size()) + " tasks");
+    for (auto& [key, t] : tasks_) {
+      if (!t.exited && !t.terminating) t.process->Terminate(options_.grace);
+      t.terminating = true;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + options_.grace + std::chrono::seconds(2);
+    bool running = true;
+    while (running && std::chrono::steady_clock::now() < deadline) {
+      running = false;
+      for (auto& [key, t] : tasks_) {
+        if (t.exited) continue;
+        t.process->KillIfOverdue();
+        if (const std::optional<int> status = t.process->Poll()) {
+          t.exited = true;
+          journal_.RecordEnd(key, *status);
+        } else {
+          running = true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    (void)client;
+  }
+
+  AgentOptions options_;
+  net::Endpoint endpoint_;
+  std::unique_ptr<GpuProvider> gpus_;
+  std::unique_ptr<Cgroups> cgroups_;
+  TaskJournal journal_;
+  api::NodeInventory inventory_;
+  std::vector<std::string> findings_;
+  std::set<api::TaskKey> leftovers_;
+  std::map<api::TaskKey, LocalTask> tasks_;
+  std::atomic<bool> registered_{false};
+  std::string last_error_;
+
+  std::mutex mu_;  // guards the assignment set shared with the poller
+  std::condition_variable wake_;
+  bool woken_ = false;
+  bool have_desired_ = false;
+  api::AssignmentSet desired_;
+};
+
+Agent::Agent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Agent::~Agent() = default;
+
+Result<std::unique_ptr<Agent>> Agent::Create(AgentOptions options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  TESSERA_RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<Agent>(new Agent(std::move(impl)));
+}
+
+void Agent::Run(const std::atomic<bool>& stop) { impl_->Run(stop); }
+std::string Agent::Describe() const { return impl_->Describe(); }
+
+}  // namespace tessera::node

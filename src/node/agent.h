@@ -1,0 +1,63 @@
+// `tessera agent`: the node side of the control plane.
+//
+// It registers the node's inventory (GPUs from NVML, or a fake where no
+// driver is present), then loops:
+//   * a long poll receives the node's assignment set whenever it changes;
+//   * reconciliation starts the assigned tasks that are not running and stops
+//     (SIGTERM, grace, SIGKILL) the running ones that are no longer assigned;
+//   * a status report, sent on every change and at least once per heartbeat
+//     interval, lists every assigned task as running or exited;
+//   * task logs are shipped to the server, which serves `tessera logs`.
+//
+// Exactly-once start: every start is written to a journal before the process
+// is launched. A task of the same (job, attempt, task) is never started a
+// second time; if the agent restarts while a task runs, the new agent kills
+// what is left of it and reports it lost, and the server requeues the run.
+// A server restart does not disturb running tasks: the agent keeps polling
+// and reconciles against the recovered assignment set.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "node/gpu/gpu_provider.h"
+
+namespace tessera::node {
+
+struct AgentOptions {
+  std::string server = "http://127.0.0.1:7070";
+  std::string name;        // default: the host name
+  std::string address;     // advertised to peers for MASTER_ADDR; empty: as the server sees us
+  std::string leaf = "leaf-0";
+  std::string spine = "spine-0";
+  std::string data_dir = "tessera-agent";  // journal, task logs, checkpoints, work dirs
+  std::string fake_gpus;   // a fake GPU file; empty: NVML, or 8 fake GPUs when NVML is absent
+  bool force_fake = false; // fake GPUs even when NVML is present (tests, `tessera up --fake`)
+  FakeGpuSpec fake_spec;   // the fake used when no file is given
+  std::int64_t cpu_milli = 0;  // 0: this machine's CPUs
+  std::int64_t memory = 0;     // 0: this machine's memory
+  std::chrono::milliseconds heartbeat{1'000};
+  std::chrono::milliseconds grace{10'000};  // SIGTERM -> SIGKILL
+  bool cgroups = true;
+};
+
+class Agent {
+ public:
+  // Discovers GPUs and cgroups; fails with a message naming what is missing.
+  static Result<std::unique_ptr<Agent>> Create(AgentOptions options);
+  ~Agent();
+  // Runs until `stop` is set; then stops its tasks (grace period included).
+  void Run(const std::atomic<bool>& stop);
+  // One line per finding for the log: GPU provider, cgroups, journal.
+  std::string Describe() const;
+
+ private:
+  class Impl;
+  explicit Agent(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::node
