@@ -39,12 +39,18 @@ net::HttpResponse ApiClient::Raw(const std::string& method, const std::string& t
 }
 
 nlohmann::json ApiClient::Call(const std::string& method, const std::string& target, const std::string& body,
-                               const std::string& content_type) {
+                               const std::string& content_type, const std::string& source) {
   Result<net::HttpResponse> r = client_->Send(method, target, body, content_type);
   if (!r.ok()) Fail(kExitUnreachable, r.status().message() + " (is `tessera server` or `tessera up` running?)");
   nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, false);
   if (r->status >= 200 && r->status < 300) return parsed.is_discarded() ? nlohmann::json::object() : parsed;
-  const std::string message = !parsed.is_discarded() && parsed.contains("error") ? parsed["error"].get<std::string>() : r->body;
+  std::string message = !parsed.is_discarded() && parsed.contains("error") ? parsed["error"].get<std::string>() : r->body;
+  if (message.starts_with("body:")) {
+    // "body:3:7: reason": name the file, or drop a position the user never saw.
+    std::size_t reason = message.find(": ");
+    message = source.empty() || reason == std::string::npos ? message.substr(reason == std::string::npos ? 0 : reason + 2)
+                                                            : source + message.substr(4);
+  }
   const int code = r->status == 404 ? kExitNotFound : r->status >= 500 ? kExitFailure : r->status >= 400 ? kExitBadInput : kExitFailure;
   Fail(code, message);
 }

@@ -27,8 +27,10 @@ class ApiClient {
   explicit ApiClient(const ClientOptions& options);
   // The answer's JSON body when its status is 2xx; otherwise prints
   // "tessera: <message>" and throws CLI::RuntimeError with the exit code.
+  // `source` names the body in messages: the server calls it "body", the
+  // user knows it as the file they gave; empty drops the position.
   nlohmann::json Call(const std::string& method, const std::string& target, const std::string& body = {},
-                      const std::string& content_type = "application/json");
+                      const std::string& content_type = "application/json", const std::string& source = {});
   // The raw answer, errors included (logs, where headers matter).
   net::HttpResponse Raw(const std::string& method, const std::string& target);
   net::HttpClient& http() { return *client_; }

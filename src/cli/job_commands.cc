@@ -90,19 +90,22 @@ std::string QuickJob(const SubmitArgs& a) {
 
 void Submit(const SubmitArgs& a) {
   ApiClient api(a.client);
-  std::vector<std::pair<std::string, std::string>> bodies;  // body, content type
+  struct Body {
+    std::string text, type, source;
+  };
+  std::vector<Body> bodies;
   if (!a.command.empty()) {
     if (!a.files.empty()) Fail(kExitBadInput, "give either job files or a command after --, not both");
-    bodies.emplace_back(QuickJob(a), "application/json");
+    bodies.push_back({QuickJob(a), "application/json", ""});
   } else {
     if (a.files.empty()) Fail(kExitBadInput, "nothing to submit: give a job file, or --gpus/--tasks and a command after --");
     for (const std::string& f : a.files) {
-      bodies.emplace_back(ReadInput(f), f.ends_with(".json") ? "application/json" : "application/yaml");
+      bodies.push_back({ReadInput(f), f.ends_with(".json") ? "application/json" : "application/yaml", f == "-" ? "stdin" : f});
     }
   }
   json all = json::array();
-  for (const auto& [body, type] : bodies) {
-    const json answer = api.Call("POST", "/v1/jobs", body, type);
+  for (const Body& body : bodies) {
+    const json answer = api.Call("POST", "/v1/jobs", body.text, body.type, body.source);
     for (const json& j : answer["jobs"]) all.push_back(j);
   }
   if (a.client.output == "json") return PrintJson({{"jobs", all}});

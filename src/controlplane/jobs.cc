@@ -59,7 +59,11 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   const bool judge = !nodes_.empty();
   Result<std::vector<model::Job>> jobs =
       spec::ParseJobYaml(request.body, "body", state_->cluster(), state_->queues(), {.check_feasible = judge, .documents = &documents});
-  if (!jobs.ok()) return reply(StatusResponse(jobs.status()));
+  if (!jobs.ok()) {
+    // A name in the body that matches nothing (a queue) is the body's fault: 422, not 404.
+    const Status& s = jobs.status();
+    return reply(StatusResponse(s.code() == StatusCode::kNotFound ? Status(StatusCode::kInfeasible, s.message()) : s));
+  }
   for (const model::Job& job : *jobs) {
     for (std::size_t g = 0; g < job.groups.size(); ++g) {
       if (job.groups[g].command.empty()) {

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Bad input, through the CLI and the raw API: each gets a precise message and
+# the documented exit code, and nothing is left half-written.
+source "$(dirname "$0")/lib.sh" "$1"
+
+start_server
+start_agent n1 4
+wait_until 20 nodes_ready 1
+
+# expect CODE PATTERN COMMAND...: the command exits with CODE and says PATTERN on stderr.
+expect() {
+  local code=$1 pattern=$2
+  shift 2
+  set +e
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  local got=$?
+  set -e
+  [ "$got" -eq "$code" ] || fail "$* exited $got, want $code: $(cat "$WORK/err")"
+  grep -q -- "$pattern" "$WORK/err" || fail "$*: want '$pattern' in: $(cat "$WORK/err")"
+}
+
+printf 'apiVersion: tessera/v1\nkind: Job\nmetadata: {name: x\nspec: [\n' >"$WORK/malformed.yaml"
+expect 2 "malformed.yaml:.*malformed YAML" "$TESSERA" submit "$WORK/malformed.yaml"
+printf 'apiVersion: tessera/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  tasks: [{name: m, command: [a], gpu: 1}]\n' >"$WORK/unknown.yaml"
+expect 2 "unknown.yaml:5:.*unknown field 'gpu'" "$TESSERA" submit "$WORK/unknown.yaml"
+expect 2 "9 GPUs per task, but the largest node has 4" "$TESSERA" submit --gpus 9 -- true
+expect 2 "unknown queue 'nope'" "$TESSERA" submit --queue nope -- true
+expect 2 "a fraction of a GPU needs gpuMemory" "$TESSERA" submit --gpus 0.5 -- true
+expect 2 "nothing to submit" "$TESSERA" submit
+expect 4 "no job 999" "$TESSERA" describe 999
+expect 4 "no job 999" "$TESSERA" cancel 999
+expect 2 "is not a job id" "$TESSERA" logs abc
+expect 3 "cannot reach the Tessera server" "$TESSERA" jobs --server http://127.0.0.1:1
+
+# The raw API.
+code() { curl -s -o "$WORK/body" -w '%{http_code}' "$@"; }
+[ "$(code -X POST -H 'Content-Type: application/json' --data '{"apiVersion":' "$SERVER_URL/v1/jobs")" = 400 ] || fail "malformed JSON"
+grep -q "malformed JSON" "$WORK/body" || fail "malformed JSON message: $(cat "$WORK/body")"
+head -c 2000000 /dev/zero | tr '\0' 'x' >"$WORK/big"
+[ "$(code -X POST --data-binary @"$WORK/big" "$SERVER_URL/v1/jobs")" = 413 ] || fail "oversized body should be 413"
+[ "$(code -X POST --data '{"name":"n9","gpus":[{"index":0,"model":"H100","memory":1,"colour":"red"}]}' "$SERVER_URL/v1/nodes/n9/register")" = 400 ] || fail "agent inventory with an unknown field"
+grep -q "gpus\[0\].colour: unknown field" "$WORK/body" || fail "inventory message: $(cat "$WORK/body")"
+[ "$(code "$SERVER_URL/v1/nope")" = 404 ] || fail "unknown path"
+[ "$(code -X PUT "$SERVER_URL/v1/jobs")" = 405 ] || fail "wrong method"
+
+# Nothing was accepted, and the server still works.
+[ "$("$TESSERA" jobs -a -o json | jq '.jobs | length')" -eq 0 ] || fail "bad submissions left jobs behind"
+[ "$("$TESSERA" nodes -o json | jq '.nodes | length')" -eq 1 ] || fail "a bad registration left a node behind"
+id=$(submit --gpus 1 -- true)
+wait_until 20 job_state_is "$id" succeeded
+log "every bad input was refused with its reason; the server still runs jobs"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# kill -9 of the server while a job runs and another waits: after a restart on
+# the same state, both are still there, the running task was never started a
+# second time, and the waiting job runs once the first one ends.
+source "$(dirname "$0")/lib.sh" "$1"
+
+start_server
+start_agent n1 2
+start_agent n2 2
+wait_until 20 nodes_ready 2
+
+starts="$WORK/starts"
+first=$(submit --name long --gpus 2 --tasks 2 -- sh -c "echo \$RANK:\$\$ >> $starts; sleep 6")
+wait_until 20 job_state_is "$first" running
+second=$(submit --name after --gpus 2 -- sh -c "echo after >> $starts")
+sleep 0.5
+job_state_is "$second" pending || fail "the second job must wait for GPUs"
+
+log "kill -9 the server (pid $SERVER_PID) while job $first runs"
+kill -9 "$SERVER_PID"
+sleep 1
+start_server   # same port and data dir
+log "server restarted"
+job_state_is "$first" running || job_state_is "$first" succeeded || fail "job $first lost its run: $(job_json "$first")"
+[ "$(job_field "$second" .state)" != "" ] || fail "job $second was lost"
+wait_until 30 job_state_is "$first" succeeded
+wait_until 30 job_state_is "$second" succeeded
+[ "$(grep -c '^0:' "$starts")" -eq 1 ] || fail "rank 0 started more than once: $(cat "$starts")"
+[ "$(grep -c '^1:' "$starts")" -eq 1 ] || fail "rank 1 started more than once: $(cat "$starts")"
+[ "$(job_field "$first" .attempt)" -eq 1 ] || fail "the first job should have kept its run"
+"$TESSERA" describe "$first" | grep -q ServerRecovered || true
+log "both jobs survived the crash; each rank started exactly once"
