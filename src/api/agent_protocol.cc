@@ -90,22 +90,24 @@ Result<NodeInventory> NodeInventoryFromJson(const json& value) {
   return inv;
 }
 
+json ToJson(const Assignment& a) {
+  json t = KeyJson(a.key);
+  t["jobName"] = a.job_name;
+  t["taskName"] = a.task_name;
+  t["command"] = a.command;
+  t["env"] = a.env;
+  if (!a.working_dir.empty()) t["workingDir"] = a.working_dir;
+  t["gpus"] = a.gpus;
+  t["gpuMilli"] = a.gpu_milli;
+  t["gpuMemory"] = a.gpu_memory;
+  t["cpuMilli"] = a.cpu_milli;
+  t["memory"] = a.memory;
+  return t;
+}
+
 json ToJson(const AssignmentSet& set) {
   json tasks = json::array();
-  for (const Assignment& a : set.tasks) {
-    json t = KeyJson(a.key);
-    t["jobName"] = a.job_name;
-    t["taskName"] = a.task_name;
-    t["command"] = a.command;
-    t["env"] = a.env;
-    if (!a.working_dir.empty()) t["workingDir"] = a.working_dir;
-    t["gpus"] = a.gpus;
-    t["gpuMilli"] = a.gpu_milli;
-    t["gpuMemory"] = a.gpu_memory;
-    t["cpuMilli"] = a.cpu_milli;
-    t["memory"] = a.memory;
-    tasks.push_back(std::move(t));
-  }
+  for (const Assignment& a : set.tasks) tasks.push_back(ToJson(a));
   return {{"revision", set.revision}, {"tasks", tasks}};
 }
 

@@ -88,6 +88,7 @@ struct StatusReport {
 };
 
 nlohmann::json ToJson(const NodeInventory& inventory);
+nlohmann::json ToJson(const Assignment& assignment);
 nlohmann::json ToJson(const AssignmentSet& set);
 nlohmann::json ToJson(const StatusReport& report);
 Result<NodeInventory> NodeInventoryFromJson(const nlohmann::json& value);

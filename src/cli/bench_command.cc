@@ -2,6 +2,7 @@
 // (bench/sched_bench.h says what is measured).
 #include <cstdio>
 
+#include "bench/control_plane_bench.h"
 #include "bench/sched_bench.h"
 #include "cli/commands.h"
 
@@ -25,6 +26,22 @@ void AddBenchCommand(CLI::App& app) {
   sched->callback([options, json] {
     const bench::SchedBenchResult result = bench::RunSchedBench(*options);
     std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
+  });
+
+  auto cp = std::make_shared<bench::ControlPlaneBenchOptions>();
+  auto* control = bench->add_subcommand("control-plane", "Jobs/s and submit-to-running latency of a real server with virtual agents");
+  control->add_option("--agents", cp->agents, "Virtual agents (nodes)")->capture_default_str();
+  control->add_option("--gpus-per-agent", cp->gpus_per_agent)->capture_default_str();
+  control->add_option("--jobs", cp->jobs, "Single-GPU jobs to submit")->capture_default_str();
+  control->add_option("--task-seconds", cp->task_seconds, "How long each virtual task runs")->capture_default_str();
+  control->add_option("--submitters", cp->submitters, "Concurrent submission connections")->capture_default_str();
+  control->add_option("--server-threads", cp->server_threads, "The server's HTTP threads")->capture_default_str();
+  control->add_flag("--hold", cp->hold, "Submit everything before the agents join (Slurm's burst)");
+  control->add_flag("--json", *json, "print one JSON object");
+  control->callback([cp, json] {
+    const bench::ControlPlaneBenchResult result = bench::RunControlPlaneBench(*cp);
+    std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
+    if (!result.error.empty()) throw CLI::RuntimeError(kExitFailure);
   });
 }
 

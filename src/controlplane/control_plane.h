@@ -131,7 +131,8 @@ class ControlPlane {
   void Attach(model::JobId id);  // the run's tasks join their nodes' assignment sets
   void Detach(model::JobId id);  // ... and leave them
   void Touch(const std::string& node);  // the node's set changed: answer its waiter
-  api::AssignmentSet AssignmentsFor(const NodeRecord& node) const;
+  // The node's assignment set as JSON (api::AssignmentSet), from cached tasks.
+  std::string AssignmentsFor(const NodeRecord& node);
   void EndRun(model::JobId id, model::JobState end, const std::string& message);
   void FailRun(model::JobId id, const std::string& message);     // counts against maxRestarts
   void RequeueRun(model::JobId id, const std::string& message);  // infrastructure: does not count

@@ -51,14 +51,20 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   }
   std::string user = request.Header("x-tessera-user");
   if (user.empty()) user = "anonymous";
+  // The YAML syntax outside the lock: it is most of a submission's cost.
+  Result<std::vector<spec::YamlValue>> parsed = spec::LoadJobDocuments(request.body, "body");
+  if (!parsed.ok()) return reply(StatusResponse(parsed.status()));
 
   std::lock_guard lock(mu_);
   EnsureState();
+  // A one-job body is stored as sent; several are stored one document each.
   std::vector<std::string> documents;
+  const bool single = parsed->size() == 1;
+  if (single) documents.push_back(request.body);
   // Before any node has registered nothing can be judged infeasible; jobs wait.
   const bool judge = !nodes_.empty();
-  Result<std::vector<model::Job>> jobs =
-      spec::ParseJobYaml(request.body, "body", state_->cluster(), state_->queues(), {.check_feasible = judge, .documents = &documents});
+  Result<std::vector<model::Job>> jobs = spec::ParseJobDocuments(
+      *parsed, "body", state_->cluster(), state_->queues(), {.check_feasible = judge, .documents = single ? nullptr : &documents});
   if (!jobs.ok()) {
     // A name in the body that matches nothing (a queue) is the body's fault: 422, not 404.
     const Status& s = jobs.status();
@@ -172,7 +178,6 @@ void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
   EndRun(job, model::JobState::kCancelled, "cancelled by " + (user.empty() ? "anonymous" : user));
   Commit([this, job, reply](const Status& status) {
     if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
-    RequestCycle();  // its GPUs are free for others
     reply(JsonResponse(200, JobJson(job, false)));
   });
 }
@@ -186,6 +191,7 @@ void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::strin
   const char* type = end == model::JobState::kSucceeded ? "JobSucceeded" : end == model::JobState::kFailed ? "JobFailed" : "JobCancelled";
   Emit(type, id.value(), "", message);
   PersistJob(id);
+  RequestCycle();  // its resources are free for others
 }
 
 void ControlPlane::FailRun(model::JobId id, const std::string& message) {
@@ -198,6 +204,7 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
   Emit("JobRequeued", id.value(), "", record.message);
   PersistJob(id);
+  RequestCycle();
 }
 
 void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
@@ -208,6 +215,7 @@ void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   record.message = message;
   Emit("JobRequeued", id.value(), "", message);
   PersistJob(id);
+  RequestCycle();
 }
 
 net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {

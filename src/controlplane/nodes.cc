@@ -16,6 +16,12 @@ using nlohmann::json;
 
 namespace {
 
+net::HttpResponse AssignmentResponse(std::string body) {
+  net::HttpResponse response;
+  response.body = std::move(body);
+  return response;
+}
+
 bool ValidNodeName(const std::string& name) {
   if (name.empty() || name.size() > 253) return false;
   for (const char c : name) {
@@ -31,7 +37,7 @@ void ControlPlane::Touch(const std::string& node) {
   if (it == nodes_.end()) return;
   ++it->second.revision;
   if (auto w = node_waiters_.find(node); w != node_waiters_.end()) {
-    w->second.reply(JsonResponse(200, api::ToJson(AssignmentsFor(it->second))));
+    w->second.reply(AssignmentResponse(AssignmentsFor(it->second)));
     node_waiters_.erase(w);
   }
 }
@@ -50,40 +56,43 @@ void ControlPlane::Detach(model::JobId id) {
   for (const TaskRecord& t : record.tasks) Touch(t.node);
 }
 
-api::AssignmentSet ControlPlane::AssignmentsFor(const NodeRecord& node) const {
-  api::AssignmentSet set;
-  set.revision = node.revision;
+std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
+  std::string out = "{\"revision\":" + std::to_string(node.revision) + ",\"tasks\":[";
+  bool first = true;
   auto it = node_jobs_.find(node.inventory.name);
-  if (it == node_jobs_.end()) return set;
   const auto address_of = [this](const std::string& name) {
     auto n = nodes_.find(name);
     return n == nodes_.end() ? std::string() : n->second.inventory.address;
   };
-  for (const std::int64_t raw : it->second) {
+  for (const std::int64_t raw : it == node_jobs_.end() ? std::set<std::int64_t>() : it->second) {
     const model::JobId id(static_cast<std::int32_t>(raw));
     const model::Job& job = state_->job(id);
-    const JobRecord& record = records_[id.index()];
+    JobRecord& record = records_[id.index()];
     for (std::size_t i = 0; i < record.tasks.size(); ++i) {
-      const TaskRecord& t = record.tasks[i];
+      TaskRecord& t = record.tasks[i];
       if (t.node != node.inventory.name || t.state == TaskState::kExited) continue;
-      api::Assignment a;
-      a.key = {raw, record.attempt, static_cast<std::int32_t>(i)};
-      a.job_name = job.name;
-      a.task_name = t.name;
-      const model::TaskGroup& group = job.groups[static_cast<std::size_t>(t.group)];
-      a.command = group.command;
-      a.env = group.env;
-      a.working_dir = group.working_dir;
-      for (auto& [k, v] : GangEnvironment(job, raw, queue_of_job_[id.index()], record, i, address_of)) a.env[k] = v;
-      a.gpus = t.gpus;
-      a.gpu_milli = t.gpu_milli;
-      a.gpu_memory = t.gpu_memory;
-      a.cpu_milli = t.cpu_milli;
-      a.memory = t.memory;
-      set.tasks.push_back(std::move(a));
+      if (t.assignment_json.empty()) {
+        api::Assignment a;
+        a.key = {raw, record.attempt, static_cast<std::int32_t>(i)};
+        a.job_name = job.name;
+        a.task_name = t.name;
+        const model::TaskGroup& group = job.groups[static_cast<std::size_t>(t.group)];
+        a.command = group.command;
+        a.env = group.env;
+        a.working_dir = group.working_dir;
+        for (auto& [k, v] : GangEnvironment(job, raw, queue_of_job_[id.index()], record, i, address_of)) a.env[k] = v;
+        a.gpus = t.gpus;
+        a.gpu_milli = t.gpu_milli;
+        a.gpu_memory = t.gpu_memory;
+        a.cpu_milli = t.cpu_milli;
+        a.memory = t.memory;
+        t.assignment_json = api::ToJson(a).dump();
+      }
+      out += (first ? "" : ",") + t.assignment_json;
+      first = false;
     }
   }
-  return set;
+  return out + "]}\n";
 }
 
 void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
@@ -174,8 +183,9 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
     if (all && record.running_ms == 0) {
       record.running_ms = NowMs();
       ++stats_.jobs_started;
+      // Not persisted: after a restart the agents report their tasks running
+      // again within a heartbeat, and the job's run is on disk already.
       Emit("JobRunning", id.value(), "", "all " + std::to_string(record.tasks.size()) + " tasks running");
-      PersistJob(id);
     }
     return;
   }
@@ -215,10 +225,10 @@ void ControlPlane::WaitAssignments(const net::HttpRequest& request, Reply reply)
   EnsureState();
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return reply(net::ErrorResponse(404, "node " + name + " is not registered; register first"));
-  if (it->second.revision != after || wait_s == 0) return reply(JsonResponse(200, api::ToJson(AssignmentsFor(it->second))));
+  if (it->second.revision != after || wait_s == 0) return reply(AssignmentResponse(AssignmentsFor(it->second)));
   // One poll per node: a newer one replaces an older (the agent reconnected).
   if (auto old = node_waiters_.find(name); old != node_waiters_.end()) {
-    old->second.reply(JsonResponse(200, api::ToJson(AssignmentsFor(it->second))));
+    old->second.reply(AssignmentResponse(AssignmentsFor(it->second)));
   }
   node_waiters_[name] = {after, std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(wait_s * 1000)), std::move(reply)};
 }

@@ -38,6 +38,9 @@ struct TaskRecord {
   TaskState state = TaskState::kAssigned;
   std::int32_t exit_code = 0;           // valid once kExited
   std::string message;                  // the agent's word on a failure
+  // The task's assignment as its agent receives it, serialized once: node
+  // assignment sets are rebuilt on every change and a run's tasks never change.
+  std::string assignment_json;
 };
 
 struct JobRecord {

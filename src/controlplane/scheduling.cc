@@ -135,7 +135,11 @@ void ControlPlane::ExpireWaiters(std::chrono::steady_clock::time_point now) {
       continue;
     }
     const auto node = nodes_.find(it->first);
-    if (node != nodes_.end()) it->second.reply(JsonResponse(200, api::ToJson(AssignmentsFor(node->second))));
+    if (node != nodes_.end()) {
+      net::HttpResponse response;
+      response.body = AssignmentsFor(node->second);
+      it->second.reply(std::move(response));
+    }
     it = node_waiters_.erase(it);
   }
   std::vector<EventWaiter> still;

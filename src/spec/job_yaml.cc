@@ -270,16 +270,15 @@ std::vector<std::string> FindCycle(const std::vector<model::Job>& jobs) {
   return cycle;
 }
 
-Result<std::vector<model::Job>> Parse(std::string_view text, std::string_view source, const model::Cluster& cluster,
-                                      const model::QueueTree& queues, const JobParseOptions& options) {
-  Result<std::vector<YamlValue>> documents = LoadYamlDocuments(text, source);
-  if (!documents.ok()) return documents.status();
-  if (documents->empty()) return InvalidArgument(std::string(source) + ": no Job documents found");
+Result<std::vector<model::Job>> Parse(const std::vector<YamlValue>& documents, std::string_view source,
+                                      const model::Cluster& cluster, const model::QueueTree& queues,
+                                      const JobParseOptions& options) {
+  if (documents.empty()) return InvalidArgument(std::string(source) + ": no Job documents found");
   JobParser parser(source, cluster, queues, options.check_feasible);
   std::vector<model::Job> jobs;
   std::map<std::string, std::string> defined;  // job name -> where
   std::vector<YamlValue> where;               // each job's document
-  for (const YamlValue& document : *documents) {
+  for (const YamlValue& document : documents) {
     Result<model::Job> job = parser.Parse(document);
     if (!job.ok()) return job.status();
     const YamlValue name = ResolvePath(document, "metadata.name");
@@ -307,8 +306,20 @@ Result<std::vector<model::Job>> Parse(std::string_view text, std::string_view so
 Result<std::vector<model::Job>> ParseJobYaml(std::string_view text, std::string_view source,
                                              const model::Cluster& cluster, const model::QueueTree& queues,
                                              const JobParseOptions& options) {
+  Result<std::vector<YamlValue>> documents = LoadJobDocuments(text, source);
+  if (!documents.ok()) return documents.status();
+  return ParseJobDocuments(*documents, source, cluster, queues, options);
+}
+
+Result<std::vector<YamlValue>> LoadJobDocuments(std::string_view text, std::string_view source) {
+  return CatchYaml(source, [&] { return LoadYamlDocuments(text, source); });
+}
+
+Result<std::vector<model::Job>> ParseJobDocuments(const std::vector<YamlValue>& documents, std::string_view source,
+                                                  const model::Cluster& cluster, const model::QueueTree& queues,
+                                                  const JobParseOptions& options) {
   if (options.documents != nullptr) options.documents->clear();
-  return CatchYaml(source, [&] { return Parse(text, source, cluster, queues, options); });
+  return CatchYaml(source, [&] { return Parse(documents, source, cluster, queues, options); });
 }
 
 }  // namespace tessera::spec

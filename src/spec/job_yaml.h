@@ -34,6 +34,7 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "model/queue.h"
+#include "spec/yaml_util.h"
 
 namespace tessera::spec {
 
@@ -53,5 +54,12 @@ Result<std::vector<model::Job>> ParseJobYaml(std::string_view text, std::string_
                                              const model::Cluster& cluster,
                                              const model::QueueTree& queues,
                                              const JobParseOptions& options = {});
+
+// The same in two steps, for callers that must hold a lock only while the
+// cluster is read: the YAML syntax (most of the cost) needs no cluster.
+Result<std::vector<YamlValue>> LoadJobDocuments(std::string_view text, std::string_view source);
+Result<std::vector<model::Job>> ParseJobDocuments(const std::vector<YamlValue>& documents, std::string_view source,
+                                                  const model::Cluster& cluster, const model::QueueTree& queues,
+                                                  const JobParseOptions& options = {});
 
 }  // namespace tessera::spec

@@ -1,0 +1,377 @@
+#include "bench/control_plane_bench.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include <utility>  // before Asio: its awaitable.hpp uses std::exchange
+
+#include <boost/asio.hpp>
+#include <nlohmann/json.hpp>
+
+#include "api/agent_protocol.h"
+#include "net/async_http_client.h"
+#include "net/http_client.h"
+
+namespace tessera::bench {
+namespace {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// What all virtual agents and submitters share; touched only on the io thread.
+struct Shared {
+  std::unordered_map<std::int64_t, Clock::time_point> submitted_at;  // job -> request sent
+  std::unordered_map<std::int64_t, Clock::time_point> started_at;    // job -> first assignment seen
+  std::int64_t accepted = 0;
+  std::int64_t completed = 0;
+  int registered = 0;
+  std::string error;
+};
+
+class VirtualAgent : public std::enable_shared_from_this<VirtualAgent> {
+ public:
+  VirtualAgent(asio::io_context& io, const net::Endpoint& server, int index, int gpus, double task_seconds, Shared& shared)
+      : io_(io), poll_(io, server), status_(io, server), task_time_(std::chrono::milliseconds(static_cast<std::int64_t>(task_seconds * 1000))),
+        heartbeat_(io), shared_(shared) {
+    inventory_.name = "hollow-" + std::to_string(index);
+    inventory_.address = "127.0.0.1";
+    inventory_.leaf = "leaf-" + std::to_string(index / 32);
+    inventory_.spine = "spine-" + std::to_string(index / 512);
+    inventory_.provider = "hollow";
+    inventory_.cpu_milli = 128'000;
+    inventory_.memory = std::int64_t{1} << 40;
+    for (int g = 0; g < gpus; ++g) inventory_.gpus.push_back({g, "", "H100", std::int64_t{80} << 30, g * 2 / std::max(gpus, 1), 0, true});
+  }
+
+  void Start() {
+    status_.Send("POST", "/v1/nodes/" + inventory_.name + "/register", api::ToJson(inventory_).dump(),
+                 [self = shared_from_this()](int status, std::string body) {
+                   if (status != 200) {
+                     self->shared_.error = "register: " + std::to_string(status) + " " + body;
+                     return;
+                   }
+                   ++self->shared_.registered;
+                   self->Poll();
+                   self->Heartbeat();
+                 });
+  }
+
+ private:
+  struct Task {
+    bool exited = false;
+  };
+
+  void Poll() {
+    poll_.Send("GET", "/v1/nodes/" + inventory_.name + "/assignments?after=" + std::to_string(revision_) + "&wait=30", {},
+               [self = shared_from_this()](int status, std::string body) { self->OnAssignments(status, body); });
+  }
+
+  void OnAssignments(int status, const std::string& body) {
+    if (status != 200) {
+      shared_.error = "assignments: " + std::to_string(status) + " " + body;
+      return;
+    }
+    Result<api::AssignmentSet> set = api::AssignmentSetFromJson(json::parse(body));
+    if (!set.ok()) {
+      shared_.error = set.status().message();
+      return;
+    }
+    revision_ = set->revision;
+    std::set<api::TaskKey> listed;
+    bool changed = false;
+    const Clock::time_point now = Clock::now();
+    for (const api::Assignment& a : set->tasks) {
+      listed.insert(a.key);
+      if (tasks_.contains(a.key)) continue;
+      tasks_[a.key] = {};
+      shared_.started_at.try_emplace(a.key.job, now);
+      changed = true;
+      auto timer = std::make_shared<asio::steady_timer>(io_, task_time_);
+      timer->async_wait([self = shared_from_this(), key = a.key, timer](boost::system::error_code) {
+        auto it = self->tasks_.find(key);
+        if (it == self->tasks_.end()) return;
+        it->second.exited = true;
+        self->Report();
+      });
+    }
+    // Tasks the server no longer lists have ended there.
+    for (auto it = tasks_.begin(); it != tasks_.end();) {
+      if (listed.contains(it->first)) {
+        ++it;
+        continue;
+      }
+      if (it->second.exited) ++shared_.completed;
+      it = tasks_.erase(it);
+    }
+    if (changed) Report();
+    Poll();
+  }
+
+  // Level-triggered, as the real agent: every listed task with its state.
+  void Report() {
+    if (reporting_) {
+      report_again_ = true;
+      return;
+    }
+    reporting_ = true;
+    api::StatusReport report;
+    for (const auto& [key, task] : tasks_) report.tasks.push_back({key, task.exited, 0, {}, false});
+    status_.Send("POST", "/v1/nodes/" + inventory_.name + "/status", api::ToJson(report).dump(),
+                 [self = shared_from_this()](int status, std::string body) {
+                   self->reporting_ = false;
+                   if (status != 200) self->shared_.error = "status: " + std::to_string(status) + " " + body;
+                   if (std::exchange(self->report_again_, false)) self->Report();
+                 });
+  }
+
+  void Heartbeat() {
+    heartbeat_.expires_after(std::chrono::seconds(10));
+    heartbeat_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec) return;
+      self->Report();
+      self->Heartbeat();
+    });
+  }
+
+  asio::io_context& io_;
+  net::AsyncHttpConnection poll_;
+  net::AsyncHttpConnection status_;
+  std::chrono::milliseconds task_time_;
+  asio::steady_timer heartbeat_;
+  Shared& shared_;
+  api::NodeInventory inventory_;
+  std::int64_t revision_ = -1;
+  std::map<api::TaskKey, Task> tasks_;
+  bool reporting_ = false;
+  bool report_again_ = false;
+};
+
+class Submitter : public std::enable_shared_from_this<Submitter> {
+ public:
+  Submitter(asio::io_context& io, const net::Endpoint& server, std::int64_t* next, std::int64_t total, Shared& shared,
+            std::function<void()> on_done)
+      : conn_(io, server), next_(next), total_(total), shared_(shared), on_done_(std::move(on_done)) {}
+
+  void Start() {
+    if (*next_ >= total_) return;
+    const std::int64_t n = (*next_)++;
+    const json job = {{"apiVersion", "tessera/v1"},
+                      {"kind", "Job"},
+                      {"metadata", {{"name", "bench-" + std::to_string(n)}}},
+                      {"spec", {{"tasks", {{{"name", "t"}, {"command", {"sleep", "1"}}, {"resources", {{"gpus", 1}}}}}}}}};
+    const Clock::time_point sent = Clock::now();
+    conn_.Send("POST", "/v1/jobs", job.dump(), [self = shared_from_this(), sent](int status, std::string body) {
+      if (status != 201) {
+        self->shared_.error = "submit: " + std::to_string(status) + " " + body;
+        return;
+      }
+      const std::int64_t id = json::parse(body)["jobs"][0]["id"];
+      self->shared_.submitted_at[id] = sent;
+      if (++self->shared_.accepted == self->total_) self->on_done_();
+      self->Start();
+    });
+  }
+
+ private:
+  net::AsyncHttpConnection conn_;
+  std::int64_t* next_;
+  std::int64_t total_;
+  Shared& shared_;
+  std::function<void()> on_done_;
+};
+
+struct ServerProcess {
+  pid_t pid = -1;
+  std::string url;
+  std::string log;
+};
+
+Result<ServerProcess> StartServer(const ControlPlaneBenchOptions& options, const std::string& dir) {
+  ServerProcess server;
+  server.log = dir + "/server.log";
+  const std::string binary = options.tessera.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : options.tessera;
+  const std::string threads = std::to_string(options.server_threads);
+  const std::string data = dir + "/data";
+  server.pid = fork();
+  if (server.pid == 0) {
+    const int fd = ::open(server.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    execl(binary.c_str(), binary.c_str(), "server", "--listen", "127.0.0.1:0", "--data-dir", data.c_str(), "--threads",
+          threads.c_str(), "--heartbeat-timeout", "120", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream in(server.log);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    const std::size_t at = s.find("listening on http://");
+    if (at != std::string::npos) {
+      const std::size_t end = s.find(',', at);
+      server.url = s.substr(at + 13, end - at - 13);
+      return server;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(server.pid, SIGKILL);
+  return Internal("the server did not start; see " + server.log);
+}
+
+double PeakRssMb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))];
+}
+
+}  // namespace
+
+ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& options) {
+  ControlPlaneBenchResult result;
+  result.agents = options.agents;
+  result.gpus = static_cast<std::int64_t>(options.agents) * options.gpus_per_agent;
+  result.jobs = options.jobs;
+  char dir_template[] = "/tmp/tessera-bench-cp.XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  Result<ServerProcess> server = StartServer(options, dir);
+  if (!server.ok()) {
+    result.error = server.status().message();
+    return result;
+  }
+  const net::Endpoint endpoint = *net::ParseEndpoint(server->url);
+  asio::io_context io(1);
+  Shared shared;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point submit_start, submit_end;
+
+  std::vector<std::shared_ptr<VirtualAgent>> agents;
+  for (int i = 0; i < options.agents; ++i) {
+    agents.push_back(std::make_shared<VirtualAgent>(io, endpoint, i, options.gpus_per_agent, options.task_seconds, shared));
+  }
+  const auto start_agents = [&] {
+    for (auto& agent : agents) agent->Start();
+  };
+  std::int64_t next = 0;
+  std::vector<std::shared_ptr<Submitter>> submitters;
+  const auto on_submitted = [&] {
+    submit_end = Clock::now();
+    if (options.hold) start_agents();
+  };
+  const auto start_submitting = [&] {
+    submit_start = Clock::now();
+    for (int i = 0; i < options.submitters; ++i) {
+      submitters.push_back(std::make_shared<Submitter>(io, endpoint, &next, options.jobs, shared, on_submitted));
+      submitters.back()->Start();
+    }
+  };
+  // Without hold, submit once every agent is registered, so capacity is there from the start.
+  asio::steady_timer waiter(io);
+  std::function<void()> wait_registered = [&] {
+    if (shared.registered == options.agents) return start_submitting();
+    waiter.expires_after(std::chrono::milliseconds(20));
+    waiter.async_wait([&](boost::system::error_code) { wait_registered(); });
+  };
+  if (options.hold) {
+    start_submitting();
+  } else {
+    start_agents();
+    wait_registered();
+  }
+  // Run until every job has completed, an error, or a generous deadline.
+  const auto deadline = start + std::chrono::seconds(static_cast<std::int64_t>(120 + options.jobs * options.task_seconds / 50));
+  while (shared.completed < options.jobs && shared.error.empty() && Clock::now() < deadline) {
+    io.run_for(std::chrono::milliseconds(100));
+  }
+  result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  result.completed = shared.completed;
+  if (!shared.error.empty()) result.error = shared.error;
+  if (shared.completed < options.jobs && result.error.empty()) result.error = "timed out: " + std::to_string(shared.completed) + " jobs completed";
+
+  std::vector<double> latencies;
+  Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+  for (const auto& [job, at] : shared.started_at) {
+    first = std::min(first, at);
+    last = std::max(last, at);
+    auto sent = shared.submitted_at.find(job);
+    if (sent != shared.submitted_at.end()) latencies.push_back(Ms(at - sent->second));
+  }
+  if (shared.started_at.size() > 1 && last > first) {
+    result.jobs_started_per_s = static_cast<double>(shared.started_at.size() - 1) / std::chrono::duration<double>(last - first).count();
+  }
+  if (submit_end > submit_start) {
+    result.jobs_submitted_per_s = static_cast<double>(shared.accepted) / std::chrono::duration<double>(submit_end - submit_start).count();
+  }
+  // In the held burst the wait before agents join is the test's doing, not latency.
+  if (!options.hold) {
+    result.submit_to_running_p50_ms = Percentile(latencies, 0.50);
+    result.submit_to_running_p99_ms = Percentile(latencies, 0.99);
+  }
+  net::HttpClient client(endpoint);
+  if (Result<net::HttpResponse> r = client.Send("GET", "/v1/cluster"); r.ok() && r->status == 200) {
+    const json cluster = json::parse(r->body);
+    result.server_cycles = cluster.value("cycles", std::int64_t{0});
+    result.store_transactions = cluster.value("storeTransactions", std::int64_t{0});
+  }
+  result.server_peak_rss_mb = PeakRssMb(server->pid);
+  kill(server->pid, SIGTERM);
+  waitpid(server->pid, nullptr, 0);
+  if (result.error.empty()) std::filesystem::remove_all(dir);
+  return result;
+}
+
+std::string ToJson(const ControlPlaneBenchResult& r) {
+  json j = {{"agents", r.agents},
+            {"gpus", r.gpus},
+            {"jobs", r.jobs},
+            {"completed", r.completed},
+            {"jobs_submitted_per_s", r.jobs_submitted_per_s},
+            {"jobs_started_per_s", r.jobs_started_per_s},
+            {"submit_to_running_p50_ms", r.submit_to_running_p50_ms},
+            {"submit_to_running_p99_ms", r.submit_to_running_p99_ms},
+            {"server_peak_rss_mb", r.server_peak_rss_mb},
+            {"wall_s", r.wall_s},
+            {"server_cycles", r.server_cycles},
+            {"store_transactions", r.store_transactions}};
+  if (!r.error.empty()) j["error"] = r.error;
+  return j.dump();
+}
+
+std::string ToText(const ControlPlaneBenchResult& r) {
+  char buffer[1024];
+  std::snprintf(buffer, sizeof buffer,
+                "control plane: %d agents, %lld GPUs, %lld jobs (%lld completed) in %.1f s\n"
+                "  submitted   %.0f jobs/s (durable before the answer)\n"
+                "  started     %.0f jobs/s\n"
+                "  submit->running p50 %.1f ms, p99 %.1f ms\n"
+                "  server: peak RSS %.0f MB, %lld cycles, %lld store transactions%s%s\n",
+                r.agents, static_cast<long long>(r.gpus), static_cast<long long>(r.jobs), static_cast<long long>(r.completed),
+                r.wall_s, r.jobs_submitted_per_s, r.jobs_started_per_s, r.submit_to_running_p50_ms, r.submit_to_running_p99_ms,
+                r.server_peak_rss_mb, static_cast<long long>(r.server_cycles), static_cast<long long>(r.store_transactions),
+                r.error.empty() ? "" : "\n  ERROR: ", r.error.c_str());
+  return buffer;
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,56 @@
+// tessera bench control-plane: the whole control plane under load, as users
+// meet it. A real `tessera server` (a child process, SQLite store, its own
+// HTTP threads) serves virtual agents that all live in this process, like
+// Kubernetes' hollow nodes: each registers, long-polls its assignment set over
+// its own connections, "runs" each task for a set time and reports it
+// running and exited, exactly as `tessera agent` does, minus the processes.
+// Submitters post one single-GPU job per request over keep-alive connections.
+//
+// Measured (client side, one steady clock):
+//   jobs_submitted_per_s     accepted (201, durable) submissions per second
+//   jobs_started_per_s       assignments received by agents per second, from
+//                            the first to the last start
+//   submit_to_running_*_ms   request sent -> its task assigned to an agent
+//   server_peak_rss_mb       the server process's VmHWM
+// With `hold`, every job is submitted before any agent joins, then all
+// agents join at once: the burst that Slurm's peer script measures
+// (partition down, submit, partition up).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::bench {
+
+struct ControlPlaneBenchOptions {
+  int agents = 1000;
+  int gpus_per_agent = 8;
+  std::int64_t jobs = 50'000;
+  double task_seconds = 1.0;  // how long each virtual task runs
+  int submitters = 32;        // concurrent submission connections
+  int server_threads = 2;
+  bool hold = false;
+  std::string tessera;        // the binary to start as server (default: this one)
+};
+
+struct ControlPlaneBenchResult {
+  int agents = 0;
+  std::int64_t gpus = 0;
+  std::int64_t jobs = 0;
+  std::int64_t completed = 0;
+  double jobs_submitted_per_s = 0;
+  double jobs_started_per_s = 0;
+  double submit_to_running_p50_ms = 0;
+  double submit_to_running_p99_ms = 0;
+  double server_peak_rss_mb = 0;
+  double wall_s = 0;
+  std::int64_t server_cycles = 0;
+  std::int64_t store_transactions = 0;
+  std::string error;  // set when the run could not finish
+};
+
+ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& options);
+std::string ToJson(const ControlPlaneBenchResult& result);
+std::string ToText(const ControlPlaneBenchResult& result);
+
+}  // namespace tessera::bench
