@@ -1,10 +1,38 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: build Tessera (release) and schedule
-# the bundled example workload on the bundled example cluster, printing the
-# placements, the reasons jobs wait, and the utilization.
+# The main job on its embedded default: build Tessera (release), bring up a
+# local cluster with `tessera up` (a server with SQLite state and three agents;
+# fake GPUs where the machine has no NVIDIA driver, real processes either
+# way), submit a 2-node gang that really rendezvouses over TCP and a
+# quarter-GPU job, and show them running, their placement and their output.
+# The cluster is stopped at the end; `tessera up` alone keeps one running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target tessera
-exec build/release/tessera demo "$@"
+tessera=build/release/tessera
+
+data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-demo.XXXXXX")
+port=$((20000 + RANDOM % 20000))
+export TESSERA_SERVER=http://127.0.0.1:$port
+"$tessera" up --nodes 3 --gpus-per-node 8 --data-dir "$data" --listen "127.0.0.1:$port" 2>"$data/up.log" &
+up=$!
+trap 'kill -INT $up 2>/dev/null; wait $up 2>/dev/null; rm -rf "$data"' EXIT
+until "$tessera" nodes -o json 2>/dev/null | grep -q '"ready"'; do sleep 0.2; done
+sleep 0.5
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+head -n 4 "$data/up.log" | sed 's/^/  /'
+
+step "$tessera" nodes
+step "$tessera" submit examples/jobs/gang-ddp.yaml examples/jobs/notebook-quarter.yaml
+# Both placed and every task reported (neither pending nor starting).
+until [ "$("$tessera" jobs --state pending -o json | grep -c '"id"')$("$tessera" jobs --state starting -o json | grep -c '"id"')" = 00 ]; do sleep 0.2; done
+step "$tessera" jobs
+step "$tessera" describe 0
+sleep 2
+step "$tessera" logs 0 --task worker-1
+step "$tessera" logs 1
+step "$tessera" top --once
+printf '\nwaiting for both jobs to finish...\n'
+until [ "$("$tessera" jobs -o json | grep -c '"id"')" -eq 0 ]; do sleep 0.5; done
+step "$tessera" jobs --all

@@ -1,7 +1,7 @@
 // The messages between the server and its agents, as JSON on the /v1 API
 // (docs/api.md, api/openapi.yaml):
 //
-//   POST /v1/nodes/{name}/register   NodeInventory, plus the tasks the agent runs
+//   POST /v1/nodes/{name}/register   NodeInventory
 //   GET  /v1/nodes/{name}/assignments?after=REV&wait=SECONDS
 //        -> AssignmentSet: every task the node should run now (level-triggered:
 //           the agent starts what is missing and stops what is no longer listed)

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <iostream>
 
@@ -29,6 +30,9 @@ ApiClient::ApiClient(const ClientOptions& options) {
   client_ = std::make_unique<net::HttpClient>(*endpoint);
   const char* user = std::getenv("USER");
   const passwd* account = getpwuid(getuid());
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  if (!ec) client_->SetHeader("X-Tessera-Workdir", cwd);
   client_->SetHeader("X-Tessera-User", user != nullptr && *user != '\0' ? user : account != nullptr ? account->pw_name : "anonymous");
 }
 

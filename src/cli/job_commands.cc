@@ -69,8 +69,7 @@ std::string QuickJob(const SubmitArgs& a) {
   if (!a.gpu_model.empty()) resources["gpuModel"] = a.gpu_model;
   if (!a.cpus.empty()) resources["cpus"] = a.cpus;
   if (!a.memory.empty()) resources["memory"] = a.memory;
-  json task = {{"name", "task"}, {"replicas", a.tasks}, {"command", a.command},
-               {"workingDir", std::filesystem::current_path().string()}};
+  json task = {{"name", "task"}, {"replicas", a.tasks}, {"command", a.command}};
   if (!resources.empty()) task["resources"] = resources;
   json env = json::object();
   for (const std::string& kv : a.env) {

@@ -154,13 +154,22 @@ void ControlPlane::PersistQueues() {
   }
 }
 
-void ControlPlane::Commit(std::function<void(const Status&)> done) {
+void ControlPlane::Commit(std::function<void()> done) {
   std::vector<store::Mutation> batch;
   batch.swap(writes_);
   commits_->Submit(std::move(batch), [this, done = std::move(done)](const Status& status) {
+    if (!status.ok()) {
+      // Fail-stop, as databases do when a write cannot be made durable: the
+      // memory state is already ahead of the disk, and answering from it would
+      // promise what a restart would forget. A restart recovers the last
+      // durable state; callers whose answer never came retry.
+      std::fprintf(stderr, "tessera server: the state store failed (%s); stopping so that memory and disk never disagree\n",
+                   status.message().c_str());
+      std::_Exit(70);
+    }
     if (!done) return;
     std::lock_guard lock(mu_);
-    done(status);
+    done();
   });
 }
 
@@ -190,6 +199,7 @@ json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
             {"name", job.name},
             {"queue", queue_of_job_[id.index()]},
             {"user", record.user},
+            {"submitDir", record.submit_dir},
             {"state", ApiState(job.state, record.running_ms != 0)},
             {"priority", job.priority},
             {"preemptible", job.preemptible},

@@ -123,8 +123,9 @@ class ControlPlane {
   void PersistJob(model::JobId id);
   void PersistNode(const NodeRecord& node);
   void PersistQueues();
-  // Submits the writes gathered so far; `done` runs under mu_ once they are durable.
-  void Commit(std::function<void(const Status&)> done);
+  // Submits the writes gathered so far; `done` runs under mu_ once they are
+  // durable. A write that fails stops the server (see the definition).
+  void Commit(std::function<void()> done);
   void RequestCycle();
 
   // Runs and their tasks.

@@ -34,6 +34,12 @@ std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::i
   env["NODE_RANK"] = std::to_string(node_rank);
   env["GROUP_RANK"] = env["NODE_RANK"];
   env["NNODES"] = std::to_string(nodes.size());
+  // torchrun reads its own flags from PET_* variables: one task per node
+  // running `torchrun train.py` needs no flags at all.
+  env["PET_NNODES"] = env["NNODES"];
+  env["PET_NODE_RANK"] = env["NODE_RANK"];
+  env["PET_MASTER_ADDR"] = env["MASTER_ADDR"];
+  env["PET_MASTER_PORT"] = env["MASTER_PORT"];
   env["TESSERA_JOB_ID"] = std::to_string(job_id);
   env["TESSERA_JOB_NAME"] = job.name;
   env["TESSERA_QUEUE"] = queue_path;

@@ -5,6 +5,9 @@
 //   WORLD_SIZE, RANK           all tasks of the job; this task's global index
 //   LOCAL_RANK, LOCAL_WORLD_SIZE   among the job's tasks on this node
 //   NODE_RANK, NNODES          this node among the job's nodes, in rank order
+//   PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT
+//                              the same, as torchrun reads its flags from the
+//                              environment (one task per node runs torchrun)
 //   TESSERA_JOB_ID, TESSERA_JOB_NAME, TESSERA_QUEUE, TESSERA_TASK_NAME,
 //   TESSERA_TASK_INDEX, TESSERA_ATTEMPT, TESSERA_RESTART_COUNT
 // The agent adds CUDA_VISIBLE_DEVICES, TESSERA_NODE_NAME and

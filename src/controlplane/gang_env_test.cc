@@ -28,6 +28,8 @@ TEST(GangEnvTest, RanksNodesAndLocalRanksFollowPlacement) {
   EXPECT_EQ(rank2["LOCAL_WORLD_SIZE"], "1");
   EXPECT_EQ(rank2["NODE_RANK"], "1");
   EXPECT_EQ(rank2["NNODES"], "2");
+  EXPECT_EQ(rank2["PET_NODE_RANK"], "1");
+  EXPECT_EQ(rank2["PET_MASTER_ADDR"], "10.0.0.1");
   EXPECT_EQ(rank2["TESSERA_RESTART_COUNT"], "2");
   EXPECT_EQ(rank2["TESSERA_ATTEMPT"], "3");
   auto rank3 = GangEnvironment(job, 42, "research", record, 3, address);

@@ -4,9 +4,11 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
+#include "controlplane/request_params.h"
 #include "controlplane/responses.h"
 #include "spec/job_yaml.h"
 
@@ -18,26 +20,6 @@ namespace {
 
 constexpr std::size_t kMaxListed = 100'000;
 constexpr std::size_t kMaxLogRead = 1 << 20;
-
-Result<std::int64_t> ParseId(const std::string& text, std::string_view what) {
-  std::int64_t id = -1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || id < 0) {
-    return InvalidArgument("'" + text + "' is not a " + std::string(what) + " id");
-  }
-  return id;
-}
-
-std::chrono::milliseconds WaitOf(const net::HttpRequest& request) {
-  const std::string wait = request.Query("wait", "0");
-  double seconds = 0;
-  try {
-    seconds = std::stod(wait);
-  } catch (...) {
-    seconds = 0;
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::clamp(seconds, 0.0, 60.0) * 1000));
-}
 
 }  // namespace
 
@@ -51,6 +33,11 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   }
   std::string user = request.Header("x-tessera-user");
   if (user.empty()) user = "anonymous";
+  // Like sbatch: tasks start where the user submitted from, unless the spec says otherwise.
+  const std::string submit_dir = request.Header("x-tessera-workdir");
+  if (!submit_dir.empty() && submit_dir.front() != '/') {
+    return reply(net::ErrorResponse(400, "X-Tessera-Workdir: must be an absolute path, got '" + submit_dir + "'"));
+  }
   // The YAML syntax outside the lock: it is most of a submission's cost.
   Result<std::vector<spec::YamlValue>> parsed = spec::LoadJobDocuments(request.body, "body");
   if (!parsed.ok()) return reply(StatusResponse(parsed.status()));
@@ -80,32 +67,26 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   }
   const std::int64_t now = NowMs();
   json accepted = json::array();
-  std::vector<model::JobId> ids;
   for (std::size_t i = 0; i < jobs->size(); ++i) {
     model::Job& job = (*jobs)[i];
+    for (model::TaskGroup& group : job.groups) {
+      if (group.working_dir.empty()) group.working_dir = submit_dir;
+    }
     const std::string queue = QueuePath(job.queue);
     const model::JobId id = state_->Submit(std::move(job), NowSeconds());
     JobRecord record;
     record.user = user;
+    record.submit_dir = submit_dir;
     record.submit_ms = now;
     records_.push_back(std::move(record));
     specs_.push_back(documents[i]);
     queue_of_job_.push_back(queue);
-    ids.push_back(id);
     writes_.push_back(store::Mutation::Put(store::Collection::kJobSpecs, store::NumericKey(id.value()), documents[i]));
     PersistJob(id);
     Emit("JobSubmitted", id.value(), "", "submitted by " + user + " to queue " + queue);
     accepted.push_back({{"id", id.value()}, {"name", state_->job(id).name}});
   }
-  Commit([this, ids, accepted, reply](const Status& status) {
-    if (!status.ok()) {
-      // Not on disk: the jobs never existed for anyone outside this process.
-      for (model::JobId id : ids) {
-        records_[id.index()].tombstone = true;
-        state_->Finish(id, model::JobState::kCancelled);
-      }
-      return reply(net::ErrorResponse(503, "the state store failed, nothing was accepted: " + status.message()));
-    }
+  Commit([this, accepted, reply]() {
     RequestCycle();
     reply(JsonResponse(201, {{"jobs", accepted}}));
   });
@@ -118,8 +99,8 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
   const std::string name = request.Query("name");
   std::size_t limit = kMaxListed;
   if (const std::string l = request.Query("limit"); !l.empty()) {
-    Result<std::int64_t> n = ParseId(l, "limit");
-    if (!n.ok()) return net::ErrorResponse(400, "limit: " + n.status().message());
+    Result<std::int64_t> n = ParseCount("limit", l);
+    if (!n.ok()) return StatusResponse(n.status());
     limit = static_cast<std::size_t>(*n);
   }
   static const std::set<std::string> kStates = {"", "pending", "starting", "running", "succeeded", "failed", "cancelled", "active", "ended"};
@@ -145,7 +126,7 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
 }
 
 net::HttpResponse ControlPlane::GetJob(const net::HttpRequest& request) {
-  Result<std::int64_t> id = ParseId(request.params.at("id"), "job");
+  Result<std::int64_t> id = ParseCount("job", request.params.at("id"));
   if (!id.ok()) return StatusResponse(id.status());
   std::lock_guard lock(mu_);
   EnsureState();
@@ -156,13 +137,14 @@ net::HttpResponse ControlPlane::GetJob(const net::HttpRequest& request) {
   json events = json::array();
   EventFilter filter;
   filter.job = *id;
-  for (const Event& e : events_.Since(0, filter, 1000)) events.push_back(ToJson(e));
+  const std::vector<Event> all = events_.Since(0, filter, std::numeric_limits<std::size_t>::max());
+  for (std::size_t i = all.size() > 1000 ? all.size() - 1000 : 0; i < all.size(); ++i) events.push_back(ToJson(all[i]));
   j["events"] = events;
   return JsonResponse(200, j);
 }
 
 void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
-  Result<std::int64_t> id = ParseId(request.params.at("id"), "job");
+  Result<std::int64_t> id = ParseCount("job", request.params.at("id"));
   if (!id.ok()) return reply(StatusResponse(id.status()));
   std::lock_guard lock(mu_);
   EnsureState();
@@ -176,8 +158,7 @@ void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
   }
   std::string user = request.Header("x-tessera-user");
   EndRun(job, model::JobState::kCancelled, "cancelled by " + (user.empty() ? "anonymous" : user));
-  Commit([this, job, reply](const Status& status) {
-    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+  Commit([this, job, reply]() {
     reply(JsonResponse(200, JobJson(job, false)));
   });
 }
@@ -201,6 +182,7 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   state_->Requeue(id, NowSeconds());
   JobRecord& record = records_[id.index()];
   record.tasks.clear();
+  record.running_ms = 0;
   record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
   Emit("JobRequeued", id.value(), "", record.message);
   PersistJob(id);
@@ -212,6 +194,7 @@ void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   state_->Unbind(id, NowSeconds());
   JobRecord& record = records_[id.index()];
   record.tasks.clear();
+  record.running_ms = 0;
   record.message = message;
   Emit("JobRequeued", id.value(), "", message);
   PersistJob(id);
@@ -219,14 +202,14 @@ void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
 }
 
 net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
-  Result<std::int64_t> id = ParseId(request.params.at("id"), "job");
+  Result<std::int64_t> id = ParseCount("job", request.params.at("id"));
   if (!id.ok()) return StatusResponse(id.status());
   const std::string stream = request.Query("stream", "stdout");
   if (stream != "stdout" && stream != "stderr") return net::ErrorResponse(400, "stream: '" + stream + "' is not one of: stdout, stderr");
   std::int64_t offset = 0;
   if (const std::string o = request.Query("offset"); !o.empty()) {
-    Result<std::int64_t> n = ParseId(o, "offset");
-    if (!n.ok()) return net::ErrorResponse(400, "offset: " + n.status().message());
+    Result<std::int64_t> n = ParseCount("offset", o);
+    if (!n.ok()) return StatusResponse(n.status());
     offset = *n;
   }
   std::string task;
@@ -241,8 +224,8 @@ net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
     task = request.Query("task", job.groups.front().name + "-0");
     attempt = record.attempt;
     if (const std::string a = request.Query("attempt"); !a.empty()) {
-      Result<std::int64_t> n = ParseId(a, "attempt");
-      if (!n.ok()) return net::ErrorResponse(400, "attempt: " + n.status().message());
+      Result<std::int64_t> n = ParseCount("attempt", a);
+      if (!n.ok()) return StatusResponse(n.status());
       attempt = static_cast<std::int32_t>(*n);
     }
     bool known = false;
@@ -277,13 +260,13 @@ net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
 void ControlPlane::WatchEvents(const net::HttpRequest& request, Reply reply) {
   EventWaiter waiter;
   if (const std::string s = request.Query("since"); !s.empty()) {
-    Result<std::int64_t> n = ParseId(s, "revision");
-    if (!n.ok()) return reply(net::ErrorResponse(400, "since: " + n.status().message()));
+    Result<std::int64_t> n = ParseCount("since", s);
+    if (!n.ok()) return reply(StatusResponse(n.status()));
     waiter.since = *n;
   }
   if (const std::string j = request.Query("job"); !j.empty()) {
-    Result<std::int64_t> n = ParseId(j, "job");
-    if (!n.ok()) return reply(net::ErrorResponse(400, "job: " + n.status().message()));
+    Result<std::int64_t> n = ParseCount("job", j);
+    if (!n.ok()) return reply(StatusResponse(n.status()));
     waiter.filter.job = *n;
   }
   waiter.filter.node = request.Query("node");
@@ -292,7 +275,9 @@ void ControlPlane::WatchEvents(const net::HttpRequest& request, Reply reply) {
     return reply(net::ErrorResponse(400, "kind: '" + waiter.filter.kind + "' is not one of: job, node"));
   }
   waiter.limit = 10'000;
-  const std::chrono::milliseconds wait = WaitOf(request);
+  Result<std::chrono::milliseconds> waited = ParseWait(request.Query("wait"));
+  if (!waited.ok()) return reply(StatusResponse(waited.status()));
+  const std::chrono::milliseconds wait = *waited;
   std::lock_guard lock(mu_);
   if (waiter.since > 0 && waiter.since + 1 < events_.first_revision()) {
     return reply(net::ErrorResponse(410, "revision " + std::to_string(waiter.since) + " is older than the event window (oldest " +

@@ -8,6 +8,7 @@
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
 #include "controlplane/gang_env.h"
+#include "controlplane/request_params.h"
 #include "controlplane/responses.h"
 
 namespace tessera::controlplane {
@@ -124,6 +125,14 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
     Emit("NodeChanged", -1, name, "inventory changed; its runs were requeued");
   }
   const bool was_lost = node.state == NodeState::kLost;
+  if (!is_new && node.inventory.address != inventory->address) {
+    // MASTER_ADDR in every cached assignment of runs with a task here may name the old address.
+    for (const auto& [other, jobs] : node_jobs_) {
+      for (const std::int64_t job : jobs) {
+        for (TaskRecord& t : records_[static_cast<std::size_t>(job)].tasks) t.assignment_json.clear();
+      }
+    }
+  }
   node.inventory = std::move(*inventory);
   node.state = NodeState::kReady;
   node.last_heartbeat_ms = now;
@@ -132,8 +141,7 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
     if (!rebuild_needed_ && !node.cordoned) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), true);
   }
   PersistNode(node);
-  Commit([this, name, reply](const Status& status) {
-    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+  Commit([this, name, reply]() {
     RequestCycle();
     const NodeRecord& n = nodes_.at(name);
     reply(JsonResponse(200, {{"revision", n.revision}, {"heartbeatTimeoutMs", options_.heartbeat_timeout.count()}}));
@@ -159,8 +167,7 @@ void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
   }
   for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
   if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));
-  Commit([this, name, reply](const Status& status) {
-    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+  Commit([this, name, reply]() {
     reply(JsonResponse(200, {{"revision", nodes_.at(name).revision}}));
   });
 }
@@ -183,8 +190,9 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
     if (all && record.running_ms == 0) {
       record.running_ms = NowMs();
       ++stats_.jobs_started;
-      // Not persisted: after a restart the agents report their tasks running
-      // again within a heartbeat, and the job's run is on disk already.
+      // The job record is not rewritten for this: the run is on disk already,
+      // and after a restart the agents report their tasks running again
+      // within a heartbeat (the event is kept, as every event is).
       Emit("JobRunning", id.value(), "", "all " + std::to_string(record.tasks.size()) + " tasks running");
     }
     return;
@@ -208,29 +216,25 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
 
 void ControlPlane::WaitAssignments(const net::HttpRequest& request, Reply reply) {
   const std::string& name = request.params.at("name");
+  // -1 (or none): the agent has no set yet and gets one at once.
   std::int64_t after = -1;
-  if (const std::string a = request.Query("after"); !a.empty()) {
-    const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), after);
-    if (ec != std::errc() || end != a.data() + a.size()) return reply(net::ErrorResponse(400, "after: '" + a + "' is not a revision"));
+  if (const std::string a = request.Query("after"); !a.empty() && a != "-1") {
+    Result<std::int64_t> n = ParseCount("after", a);
+    if (!n.ok()) return reply(StatusResponse(n.status()));
+    after = *n;
   }
-  double wait_s = 0;
-  if (const std::string w = request.Query("wait"); !w.empty()) {
-    try {
-      wait_s = std::clamp(std::stod(w), 0.0, 60.0);
-    } catch (...) {
-      return reply(net::ErrorResponse(400, "wait: '" + w + "' is not a number of seconds"));
-    }
-  }
+  Result<std::chrono::milliseconds> wait = ParseWait(request.Query("wait"));
+  if (!wait.ok()) return reply(StatusResponse(wait.status()));
   std::lock_guard lock(mu_);
   EnsureState();
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return reply(net::ErrorResponse(404, "node " + name + " is not registered; register first"));
-  if (it->second.revision != after || wait_s == 0) return reply(AssignmentResponse(AssignmentsFor(it->second)));
+  if (it->second.revision != after || wait->count() == 0) return reply(AssignmentResponse(AssignmentsFor(it->second)));
   // One poll per node: a newer one replaces an older (the agent reconnected).
   if (auto old = node_waiters_.find(name); old != node_waiters_.end()) {
     old->second.reply(AssignmentResponse(AssignmentsFor(it->second)));
   }
-  node_waiters_[name] = {after, std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(wait_s * 1000)), std::move(reply)};
+  node_waiters_[name] = {after, std::chrono::steady_clock::now() + *wait, std::move(reply)};
 }
 
 net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
@@ -303,8 +307,7 @@ void ControlPlane::SetCordon(const net::HttpRequest& request, bool cordoned, Rep
     Emit(cordoned ? "NodeCordoned" : "NodeUncordoned", -1, name, cordoned ? "no new work will be placed here" : "open for new work");
     PersistNode(node);
   }
-  Commit([this, name, reply](const Status& status) {
-    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+  Commit([this, name, reply]() {
     RequestCycle();
     reply(JsonResponse(200, NodeJson(nodes_.at(name))));
   });
@@ -320,13 +323,13 @@ void ControlPlane::DrainNode(const net::HttpRequest& request, Reply reply) {
   if (!node.cordoned) {
     node.cordoned = true;
     if (node.state == NodeState::kReady) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), false);
+    Emit("NodeCordoned", -1, name, "no new work will be placed here");
     PersistNode(node);
   }
   const std::vector<model::JobId> running = state_->JobsOnNode(*state_->cluster().FindNode(name));
   for (const model::JobId id : running) RequeueRun(id, "node " + name + " is being drained");
   Emit("NodeDrained", -1, name, std::to_string(running.size()) + " runs stopped and requeued");
-  Commit([this, name, reply](const Status& status) {
-    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+  Commit([this, name, reply]() {
     RequestCycle();
     reply(JsonResponse(200, NodeJson(nodes_.at(name))));
   });

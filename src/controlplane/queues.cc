@@ -50,7 +50,9 @@ void ControlPlane::PutQueue(const net::HttpRequest& request, Reply reply) {
     if (Status s = o->ReadNumber("limit", &limit); !s.ok()) return reply(StatusResponse(s));
     if (limit < 0) return reply(net::ErrorResponse(400, "limit: must not be negative"));
   }
-  if (guaranteed < 0) return reply(net::ErrorResponse(400, "guaranteed: must not be negative"));
+  constexpr double kMostGpus = 1e9;  // far beyond any cluster, and safe in milli-GPUs
+  if (guaranteed < 0 || guaranteed > kMostGpus) return reply(net::ErrorResponse(400, "guaranteed: must be between 0 and 1e9 GPUs"));
+  if (limit > kMostGpus) return reply(net::ErrorResponse(400, "limit: must be at most 1e9 GPUs"));
   if (weight <= 0) return reply(net::ErrorResponse(400, "weight: must be above zero"));
   model::QueueSpec spec{path, static_cast<std::int64_t>(guaranteed * 1000 + 0.5),
                         limit < 0 ? model::kUnlimited : static_cast<std::int64_t>(limit * 1000 + 0.5), weight};
@@ -73,8 +75,7 @@ void ControlPlane::PutQueue(const net::HttpRequest& request, Reply reply) {
   rebuild_needed_ = true;
   PersistQueues();
   Emit(created ? "QueueCreated" : "QueueUpdated", -1, "", path);
-  Commit([this, path, created, reply](const Status& status) {
-    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+  Commit([this, path, created, reply]() {
     RequestCycle();
     reply(JsonResponse(created ? 201 : 200, {{"name", path}}));
   });
@@ -101,8 +102,7 @@ void ControlPlane::DeleteQueue(const net::HttpRequest& request, Reply reply) {
   PersistQueues();
   rebuild_needed_ = true;
   Emit("QueueDeleted", -1, "", path);
-  Commit([this, reply](const Status& status) {
-    if (!status.ok()) return reply(net::ErrorResponse(503, "the state store failed: " + status.message()));
+  Commit([this, reply]() {
     reply(net::HttpResponse{204, "application/json", "", {}});
   });
 }

@@ -45,6 +45,7 @@ struct TaskRecord {
 
 struct JobRecord {
   std::string user;
+  std::string submit_dir;               // tasks without workingDir start here (X-Tessera-Workdir)
   std::int32_t attempt = 0;             // runs started so far; tasks belong to run `attempt`
   std::vector<TaskRecord> tasks;        // the current run's tasks; empty while pending
   // The current run's binding is on disk: only then may agents see its tasks,

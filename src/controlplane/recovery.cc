@@ -85,6 +85,10 @@ Status ControlPlane::Recover() {
     job.restarts = j.value("restarts", 0);
     job.attained_gpu_seconds = j.value("attainedGpuSeconds", 0.0);
     record.user = j.value("user", std::string());
+    record.submit_dir = j.value("submitDir", std::string());
+    for (model::TaskGroup& group : job.groups) {
+      if (group.working_dir.empty()) group.working_dir = record.submit_dir;
+    }
     record.attempt = j.value("attempt", 0);
     record.submit_ms = j.value("submitTime", std::int64_t{0});
     record.scheduled_ms = j.value("scheduledTime", std::int64_t{0});

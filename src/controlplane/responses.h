@@ -1,7 +1,7 @@
 // How the control plane turns values and Statuses into HTTP answers, so that
 // every route maps errors to the same codes:
 //   InvalidArgument 400, NotFound 404, Infeasible 422, FailedPrecondition 409,
-//   Internal 500 (the store failed: nothing was accepted).
+//   Internal 500. (A failed store write stops the server: ControlPlane::Commit.)
 #pragma once
 
 #include <nlohmann/json.hpp>

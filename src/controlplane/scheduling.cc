@@ -53,6 +53,7 @@ void ControlPlane::RunCycle() {
                             " by job " + std::to_string(e.preemptor.value());
     Detach(e.victim);
     record.tasks.clear();
+    record.running_ms = 0;
     record.message = why;
     Emit("JobPreempted", e.victim.value(), "", why);
     PersistJob(e.victim);
@@ -92,8 +93,7 @@ void ControlPlane::RunCycle() {
   ++stats_.cycles;
   stats_.last_cycle_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (writes_.empty()) return;
-  Commit([this, runs](const Status& status) {
-    if (!status.ok()) return;  // the next cycle's writes retry; agents saw nothing
+  Commit([this, runs]() {
     for (const auto& [id, attempt] : runs) {
       JobRecord& record = records_[id.index()];
       // Still the same run (not cancelled or preempted while being written)?

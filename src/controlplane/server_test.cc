@@ -157,6 +157,12 @@ TEST_F(ServerTest, BadInputGetsPreciseErrorsAndLeavesNothingBehind) {
   EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("exceeds the limit"));
   e = Call("GET", "/v1/jobs/77", {}, 404);
   EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("no job 77"));
+  e = Call("GET", "/v1/events?wait=nan", {}, 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("wait: 'nan' is not a number of seconds"));
+  e = Call("GET", "/v1/jobs?limit=x", {}, 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("limit: 'x' is not a non-negative integer"));
+  e = Call("PUT", "/v1/queues/huge", "{\"guaranteed\": 1e30}", 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("guaranteed: must be between 0 and 1e9 GPUs"));
   e = Call("GET", "/v1/jobs?state=sleeping", {}, 400);
   EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("'sleeping' is not one of"));
   e = Call("POST", "/v1/nodes/n2/register", Inventory("n1", 4).dump(), 400);

@@ -29,7 +29,7 @@ expect 2 "a fraction of a GPU needs gpuMemory" "$TESSERA" submit --gpus 0.5 -- t
 expect 2 "nothing to submit" "$TESSERA" submit
 expect 4 "no job 999" "$TESSERA" describe 999
 expect 4 "no job 999" "$TESSERA" cancel 999
-expect 2 "is not a job id" "$TESSERA" logs abc
+expect 2 "job: 'abc' is not a non-negative integer" "$TESSERA" logs abc
 expect 3 "cannot reach the Tessera server" "$TESSERA" jobs --server http://127.0.0.1:1
 
 # The raw API.

@@ -16,7 +16,7 @@ spec:
     - name: worker
       replicas: 2
       resources: {gpus: 4}
-      command: [python3, $E2E_DIR/tasks/rendezvous.py]
+      command: [python3, $E2E_DIR/../../examples/jobs/rendezvous.py]
 YAML
 id=$(submit "$WORK/gang.yaml")
 log "submitted gang job $id"

@@ -42,7 +42,7 @@ wait_until 20 nodes_ready 2
 # The server sees each agent from its own address.
 [ "$("$TESSERA" nodes -o json | jq -r '[.nodes[].address] | sort | join(" ")')" = "10.$tag.0.11 10.$tag.0.12" ] || fail "node addresses"
 
-id=$(submit --name across --gpus 4 --tasks 2 -- python3 "$E2E_DIR/tasks/rendezvous.py")
+id=$(submit --name across --gpus 4 --tasks 2 -- python3 "$E2E_DIR/../../examples/jobs/rendezvous.py")
 wait_until 60 job_state_is "$id" succeeded
 master=$(job_field "$id" '.tasks[0].node')
 want="10.$tag.0.1${master#host}"

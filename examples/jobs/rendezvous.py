@@ -4,7 +4,8 @@
 Rank 0 listens on MASTER_ADDR:MASTER_PORT; every other rank connects and
 sends "RANK WORLD_SIZE". Rank 0 checks that it heard exactly ranks 1..W-1,
 each agreeing on the world size, then answers every rank "ok". Exit 0 only
-when the whole gang met; it prints what it checked, for the test to read.
+when the whole gang met; it prints what it checked (the end-to-end tests read
+it). With TRAIN_SECONDS set, every rank then pretends to train that long.
 """
 import os
 import socket
@@ -53,3 +54,7 @@ else:
     print(f"rank {rank}: rendezvous ok with world {world} at {addr}:{port} "
           f"local_rank {os.environ['LOCAL_RANK']} node_rank {os.environ['NODE_RANK']} "
           f"gpus {os.environ['CUDA_VISIBLE_DEVICES']}", flush=True)
+
+for step in range(int(os.environ.get("TRAIN_SECONDS", "0"))):
+    print(f"rank {rank}: step {step}", flush=True)
+    time.sleep(1)

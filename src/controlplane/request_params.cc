@@ -1,0 +1,27 @@
+#include "controlplane/request_params.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace tessera::controlplane {
+
+Result<std::int64_t> ParseCount(std::string_view field, const std::string& text) {
+  std::int64_t value = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) {
+    return InvalidArgument(std::string(field) + ": '" + text + "' is not a non-negative integer");
+  }
+  return value;
+}
+
+Result<std::chrono::milliseconds> ParseWait(const std::string& text) {
+  if (text.empty()) return std::chrono::milliseconds(0);
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) || seconds < 0 || seconds > 60) {
+    return InvalidArgument("wait: '" + text + "' is not a number of seconds between 0 and 60");
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
+}  // namespace tessera::controlplane

@@ -1,0 +1,19 @@
+// Reading the query and path parameters every route shares, with one error
+// wording: "limit: 'x' is not a non-negative integer".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace tessera::controlplane {
+
+// A non-negative integer (ids, offsets, revisions, limits).
+Result<std::int64_t> ParseCount(std::string_view field, const std::string& text);
+// A long poll's wait in seconds ("2.5"), between 0 and 60; empty is 0.
+Result<std::chrono::milliseconds> ParseWait(const std::string& text);
+
+}  // namespace tessera::controlplane
