@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Slurm's `burst` with real agents and real processes: `tessera up` with
+# NODES x GPN fake GPUs, N one-GPU `sleep 1` jobs submitted while every node is
+# cordoned, then every node uncordoned. Prints when the first and the last job
+# started after the release, and the start rate in between (docs/benchmarks.md).
+#   NODES=64 GPN=16 N=2000 scripts/bench/real-burst.sh
+set -euo pipefail
+T=$(cd "$(dirname "$0")/../.." && pwd)/build/release/tessera
+N=${N:-500}
+D=$(mktemp -d)
+$T up --nodes ${NODES:-16} --gpus-per-node ${GPN:-8} --data-dir $D --listen 127.0.0.1:7272 > $D/up.log 2>&1 &
+UP=$!
+export TESSERA_SERVER=http://127.0.0.1:7272
+until [ "$($T nodes -o json 2>/dev/null | jq '.nodes | length' 2>/dev/null || echo 0)" -eq ${NODES:-16} ]; do sleep 0.2; done
+for n in $($T nodes -o json | jq -r '.nodes[].name'); do $T nodes cordon $n >/dev/null; done
+for i in $(seq $N); do printf 'apiVersion: tessera/v1\nkind: Job\nmetadata: {name: b%s}\nspec: {tasks: [{name: t, command: [sleep, "1"], resources: {gpus: 1}}]}\n---\n' $i; done > $D/jobs.yaml
+$T submit $D/jobs.yaml > /dev/null
+t0=$(date +%s%3N)
+for n in $($T nodes -o json | jq -r '.nodes[].name'); do $T nodes uncordon $n >/dev/null; done
+until [ "$($T jobs -o json | jq '.jobs | length')" -eq 0 ]; do sleep 0.5; done
+$T jobs -a -o json | jq -c --argjson t0 $t0 '[.jobs[].runningTime] as $r | ($r|min) as $a | ($r|max) as $b | {jobs: ($r|length), first_start_after_t0_s: (($a - $t0) / 1000), last_start_after_t0_s: (($b - $t0) / 1000), started_per_s: ((($r|length) - 1) * 1000 / ($b - $a))}'
+kill -INT $UP; wait $UP || true
+rm -rf $D
