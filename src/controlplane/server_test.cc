@@ -74,6 +74,19 @@ class ServerTest : public ::testing::Test {
     return job;
   }
 
+  // A placed run reaches its agents once its binding is durable: a moment
+  // after the job shows as starting.
+  json AwaitAssignments(const std::string& node, std::size_t tasks) {
+    json set;
+    for (int i = 0; i < 200; ++i) {
+      set = Call("GET", "/v1/nodes/" + node + "/assignments");
+      if (set["tasks"].size() == tasks) return set;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << node << " never got " << tasks << " tasks: " << set.dump();
+    return set;
+  }
+
   std::filesystem::path dir_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<net::HttpClient> client_;
@@ -88,7 +101,7 @@ TEST_F(ServerTest, AGangRunsToSuccessThroughTheAgentProtocol) {
   // Each node is assigned one rank of the gang, with the rendezvous variables.
   std::map<std::string, json> tasks;
   for (const char* node : {"n1", "n2"}) {
-    const json set = Call("GET", std::string("/v1/nodes/") + node + "/assignments?after=-1");
+    const json set = AwaitAssignments(node, 1);
     ASSERT_EQ(set["tasks"].size(), 1u) << set.dump();
     tasks[node] = set["tasks"][0];
     EXPECT_EQ(tasks[node]["env"]["MASTER_ADDR"], "10.0.0.1");
@@ -176,7 +189,7 @@ TEST_F(ServerTest, AcceptedJobsAndRunsSurviveARestart) {
   Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
   const int gang = Call("POST", "/v1/jobs", kJob, 201, "application/yaml")["jobs"][0]["id"];
   AwaitJob(gang, "starting");
-  const json before = Call("GET", "/v1/nodes/n1/assignments")["tasks"];
+  const json before = AwaitAssignments("n1", 1)["tasks"];
   // Submitted while the gang holds every GPU: must wait, and survive.
   const int waiting = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: later}\nspec: {tasks: [{name: m, command: [a], resources: {gpus: 2}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
   Call("PUT", "/v1/queues/research", "{\"guaranteed\": 2}", 201);
@@ -184,7 +197,7 @@ TEST_F(ServerTest, AcceptedJobsAndRunsSurviveARestart) {
   EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(gang))["state"], "starting");
   EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(waiting))["state"], "pending");
   // The same run (attempt) is assigned again, so a surviving agent keeps its process.
-  const json after = Call("GET", "/v1/nodes/n1/assignments")["tasks"];
+  const json after = AwaitAssignments("n1", 1)["tasks"];
   ASSERT_EQ(after.size(), 1u);
   EXPECT_EQ(after[0]["attempt"], before[0]["attempt"]);
   EXPECT_EQ(after[0]["env"], before[0]["env"]);
@@ -228,7 +241,7 @@ TEST_F(ServerTest, CancelStopsARunningJobAndFreesItsGpus) {
   Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
   const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: c}\nspec: {tasks: [{name: m, command: [sleep, '100'], resources: {gpus: 4}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
   AwaitJob(id, "starting");
-  EXPECT_EQ(Call("GET", "/v1/nodes/n1/assignments")["tasks"].size(), 1u);
+  AwaitAssignments("n1", 1);
   const json cancelled = Call("DELETE", "/v1/jobs/" + std::to_string(id));
   EXPECT_EQ(cancelled["state"], "cancelled");
   EXPECT_TRUE(Call("GET", "/v1/nodes/n1/assignments")["tasks"].empty());
@@ -247,6 +260,7 @@ TEST_F(ServerTest, AFailedTaskRestartsTheGangWithinItsBudget) {
       job = Call("GET", "/v1/jobs/" + std::to_string(id));
     }
     ASSERT_EQ(job["attempt"], attempt);
+    AwaitAssignments("n1", 1);  // reports count only for a dispatched run
     const json report = {{"tasks", {{{"job", id}, {"attempt", attempt}, {"task", 0}, {"state", "exited"}, {"exitCode", 3}, {"message", "boom"}}}}};
     Call("POST", "/v1/nodes/n1/status", report.dump());
   }
