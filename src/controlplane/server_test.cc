@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 
 #include "net/http_client.h"
+#include "sched/scheduler.h"
+#include "spec/job_yaml.h"
 
 namespace tessera::controlplane {
 namespace {
@@ -123,6 +126,61 @@ TEST_F(ServerTest, AGangRunsToSuccessThroughTheAgentProtocol) {
   EXPECT_GT(done["runningTime"].get<std::int64_t>(), 0);
   // The finished run leaves the nodes' assignment sets.
   EXPECT_TRUE(Call("GET", "/v1/nodes/n1/assignments")["tasks"].empty());
+}
+
+// The server and the simulator drive one scheduling core: the same jobs on the
+// same nodes get the same placements from the server as from RunCycle called
+// directly, as the simulator calls it.
+TEST_F(ServerTest, TheServerPlacesJobsAsTheCoreDoesDirectly) {
+  std::vector<model::NodeSpec> specs;
+  for (const char* name : {"n1", "n2", "n3"}) {
+    Call("POST", std::string("/v1/nodes/") + name + "/register", Inventory(name, 4).dump());
+    model::NodeSpec spec;
+    spec.name = name;
+    spec.gpu_model = "H100";
+    spec.gpus = 4;
+    spec.gpu_memory = 80LL << 30;
+    spec.cpu_milli = 64000;
+    spec.memory = 512LL << 30;
+    specs.push_back(spec);
+  }
+  std::string body;
+  const char* shapes[] = {"{name: w, replicas: 2, resources: {gpus: 2}, command: [a]}",
+                          "{name: w, resources: {gpus: 3}, command: [a]}",
+                          "{name: w, resources: {gpus: 0.5, gpuMemory: 10Gi}, command: [a]}",
+                          "{name: w, resources: {gpus: 1}, command: [a]}",
+                          "{name: w, replicas: 2, resources: {gpus: 0.25, gpuMemory: 5Gi}, command: [a]}",
+                          "{name: w, resources: {gpus: 4}, command: [a]}"};
+  int n = 0;
+  for (const char* shape : shapes) {
+    body += "---\napiVersion: tessera/v1\nkind: Job\nmetadata: {name: j" + std::to_string(n++) + "}\nspec: {tasks: [" + shape + "]}\n";
+  }
+  Call("POST", "/v1/jobs", body, 201, "application/yaml");  // one body: one cycle sees them all
+
+  sched::SchedulerState direct(*model::Cluster::Build(specs), *model::QueueTree::Build({{"default", model::kUnlimited / 2, model::kUnlimited, 1.0}}));
+  auto jobs = spec::ParseJobYaml(body, "body", direct.cluster(), direct.queues());
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  for (model::Job& job : *jobs) direct.Submit(std::move(job), 0);
+  auto scheduler = sched::Scheduler::Create({});
+  sched::NullBinder binder;
+  scheduler->RunCycle(direct, 0, binder);
+
+  for (int id = 0; id < n; ++id) {
+    const model::Job& expected = direct.job(model::JobId(id));
+    const json job = AwaitJob(id, expected.state == model::JobState::kRunning ? "starting" : "pending");
+    std::multiset<std::string> want, got;
+    for (const model::TaskPlacement& p : expected.placements) {
+      std::string where = direct.cluster().node(p.node).name;
+      for (const model::GpuShare& g : p.gpus) where += ":" + std::to_string(direct.cluster().gpu(g.gpu).local_index) + "/" + std::to_string(g.milli);
+      want.insert(where);
+    }
+    for (const json& t : job["tasks"]) {
+      std::string where = t["node"];
+      for (const json& g : t["gpus"]) where += ":" + std::to_string(g.get<int>()) + "/" + std::to_string(t["gpuMilli"].get<int>());
+      got.insert(where);
+    }
+    EXPECT_EQ(got, want) << "job " << id;
+  }
 }
 
 TEST_F(ServerTest, LongPollAnswersWhenTheNodeGetsWork) {
