@@ -241,6 +241,21 @@ double PeakRssMb(pid_t pid) {
   return 0;
 }
 
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string stat = text.str();
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 1; i <= 13 && rest >> field; ++i) {
+    if (i >= 12) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 double Percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -336,6 +351,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
     result.store_transactions = cluster.value("storeTransactions", std::int64_t{0});
   }
   result.server_peak_rss_mb = PeakRssMb(server->pid);
+  result.server_cpu_s = CpuSeconds(server->pid);
   kill(server->pid, SIGTERM);
   waitpid(server->pid, nullptr, 0);
   if (result.error.empty()) std::filesystem::remove_all(dir);
@@ -352,6 +368,8 @@ std::string ToJson(const ControlPlaneBenchResult& r) {
             {"submit_to_running_p50_ms", r.submit_to_running_p50_ms},
             {"submit_to_running_p99_ms", r.submit_to_running_p99_ms},
             {"server_peak_rss_mb", r.server_peak_rss_mb},
+            {"server_cpu_s", r.server_cpu_s},
+            {"jobs_per_server_cpu_s", r.server_cpu_s > 0 ? static_cast<double>(r.completed) / r.server_cpu_s : 0.0},
             {"wall_s", r.wall_s},
             {"server_cycles", r.server_cycles},
             {"store_transactions", r.store_transactions}};
@@ -366,10 +384,11 @@ std::string ToText(const ControlPlaneBenchResult& r) {
                 "  submitted   %.0f jobs/s (durable before the answer)\n"
                 "  started     %.0f jobs/s\n"
                 "  submit->running p50 %.1f ms, p99 %.1f ms\n"
-                "  server: peak RSS %.0f MB, %lld cycles, %lld store transactions%s%s\n",
+                "  server: peak RSS %.0f MB, %.1f CPU-s (%.0f jobs per CPU-s), %lld cycles, %lld store transactions%s%s\n",
                 r.agents, static_cast<long long>(r.gpus), static_cast<long long>(r.jobs), static_cast<long long>(r.completed),
                 r.wall_s, r.jobs_submitted_per_s, r.jobs_started_per_s, r.submit_to_running_p50_ms, r.submit_to_running_p99_ms,
-                r.server_peak_rss_mb, static_cast<long long>(r.server_cycles), static_cast<long long>(r.store_transactions),
+                r.server_peak_rss_mb, r.server_cpu_s, r.server_cpu_s > 0 ? static_cast<double>(r.completed) / r.server_cpu_s : 0.0,
+                static_cast<long long>(r.server_cycles), static_cast<long long>(r.store_transactions),
                 r.error.empty() ? "" : "\n  ERROR: ", r.error.c_str());
   return buffer;
 }

@@ -12,6 +12,8 @@
 //                            the first to the last start
 //   submit_to_running_*_ms   request sent -> its task assigned to an agent
 //   server_peak_rss_mb       the server process's VmHWM
+//   server_cpu_s             its CPU time (jobs per server CPU-second: the
+//                            figure that does not depend on sharing the cores)
 // With `hold`, every job is submitted before any agent joins, then all
 // agents join at once: the burst that Slurm's peer script measures
 // (partition down, submit, partition up).
@@ -43,6 +45,7 @@ struct ControlPlaneBenchResult {
   double submit_to_running_p50_ms = 0;
   double submit_to_running_p99_ms = 0;
   double server_peak_rss_mb = 0;
+  double server_cpu_s = 0;       // user + system CPU the server process used
   double wall_s = 0;
   std::int64_t server_cycles = 0;
   std::int64_t store_transactions = 0;
