@@ -42,6 +42,19 @@ class Session : public std::enable_shared_from_this<Session> {
     asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this()));
   }
 
+  // Any thread: builds the message, then writes it on the session's strand.
+  void Reply(HttpResponse response, bool keep_alive, unsigned version) {
+    http::response<http::string_body> raw{static_cast<http::status>(response.status), version};
+    raw.set(http::field::server, "tessera");
+    raw.set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) raw.set(name, value);
+    raw.keep_alive(keep_alive && !close_after_write_);
+    raw.body() = std::move(response.body);
+    raw.prepare_payload();
+    asio::post(stream_.get_executor(), [self = shared_from_this(), raw = std::move(raw)]() mutable { self->Write(std::move(raw)); });
+  }
+
+ private:
   // Runs on the session's strand.
   void Write(http::response<http::string_body> response) {
     response_ = std::move(response);
@@ -49,9 +62,6 @@ class Session : public std::enable_shared_from_this<Session> {
     http::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
   }
 
-  asio::any_io_executor executor() { return stream_.get_executor(); }
-
- private:
   void Read() {
     parser_.emplace();
     parser_->body_limit(options_.body_limit);
@@ -100,19 +110,6 @@ class Session : public std::enable_shared_from_this<Session> {
     router_.Dispatch(exchange);
   }
 
- public:
-  void Reply(HttpResponse response, bool keep_alive, unsigned version) {
-    http::response<http::string_body> raw{static_cast<http::status>(response.status), version};
-    raw.set(http::field::server, "tessera");
-    raw.set(http::field::content_type, response.content_type);
-    for (const auto& [name, value] : response.headers) raw.set(name, value);
-    raw.keep_alive(keep_alive && !close_after_write_);
-    raw.body() = std::move(response.body);
-    raw.prepare_payload();
-    asio::post(stream_.get_executor(), [self = shared_from_this(), raw = std::move(raw)]() mutable { self->Write(std::move(raw)); });
-  }
-
- private:
   void OnWrite(beast::error_code ec, std::size_t) {
     if (ec) return;
     if (close_after_write_) {
