@@ -256,7 +256,7 @@ net::HttpResponse ControlPlane::Cluster(const net::HttpRequest&) {
                             {"allocatedGpus", static_cast<double>(c.allocated().gpu_milli) / 1000.0},
                             {"pendingJobs", state_->jobs().pending().size()},
                             {"runningJobs", state_->jobs().running().size()},
-                            {"jobs", state_->jobs().size()},
+                            {"jobs", std::count_if(records_.begin(), records_.end(), [](const JobRecord& r) { return !r.tombstone; })},
                             {"revision", events_.last_revision()},
                             {"cycles", stats_.cycles},
                             {"lastCycleMs", stats_.last_cycle_ms},

@@ -2,6 +2,7 @@
 // restart (or a crash). Jobs come back in id order with their current run;
 // a run whose binding is in the store is dispatched again, so agents that kept
 // its tasks running are reconciled with it instead of starting them twice.
+#include <algorithm>
 #include <filesystem>
 
 #include "controlplane/control_plane.h"
@@ -16,7 +17,13 @@ Status ControlPlane::Recover() {
   std::lock_guard lock(mu_);
   Result<std::vector<store::Entry>> queues = store_.List(store::Collection::kQueues);
   if (!queues.ok()) return queues.status();
-  if (!queues->empty()) {
+  Result<std::vector<store::Entry>> meta = store_.List(store::Collection::kMeta);
+  if (!meta.ok()) return meta.status();
+  // The initial queues seed a new state only: a cluster whose queues were all
+  // deleted keeps none after a restart.
+  const bool seeded = !queues->empty() ||
+                      std::any_of(meta->begin(), meta->end(), [](const store::Entry& e) { return e.key == "queues-seeded"; });
+  if (seeded) {
     queue_specs_.clear();
     for (const store::Entry& e : *queues) {
       const json j = json::parse(e.value);
@@ -25,6 +32,7 @@ Status ControlPlane::Recover() {
     }
   } else {
     PersistQueues();
+    writes_.push_back(store::Mutation::Put(store::Collection::kMeta, "queues-seeded", "true"));
   }
 
   Result<std::vector<store::Entry>> nodes = store_.List(store::Collection::kNodes);
