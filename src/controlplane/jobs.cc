@@ -24,13 +24,7 @@ constexpr std::size_t kMaxLogRead = 1 << 20;
 }  // namespace
 
 void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
-  const std::string content_type = request.Header("content-type");
   if (request.body.empty()) return reply(net::ErrorResponse(400, "empty body: send a Job document (YAML or JSON)"));
-  if (content_type.find("json") != std::string::npos) {
-    // JSON is YAML, but its own parser names JSON syntax errors precisely.
-    Result<json> parsed = api::ParseJsonBody(request.body);
-    if (!parsed.ok()) return reply(StatusResponse(parsed.status()));
-  }
   std::string user = request.Header("x-tessera-user");
   if (user.empty()) user = "anonymous";
   // Like sbatch: tasks start where the user submitted from, unless the spec says otherwise.
@@ -40,7 +34,14 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   }
   // The YAML syntax outside the lock: it is most of a submission's cost.
   Result<std::vector<spec::YamlValue>> parsed = spec::LoadJobDocuments(request.body, "body");
-  if (!parsed.ok()) return reply(StatusResponse(parsed.status()));
+  if (!parsed.ok()) {
+    // JSON is YAML, so a JSON body parses once, as YAML; when that fails, the
+    // JSON parser names a JSON body's syntax error more precisely.
+    if (request.Header("content-type").find("json") != std::string::npos) {
+      if (Result<json> as_json = api::ParseJsonBody(request.body); !as_json.ok()) return reply(StatusResponse(as_json.status()));
+    }
+    return reply(StatusResponse(parsed.status()));
+  }
 
   std::lock_guard lock(mu_);
   EnsureState();
