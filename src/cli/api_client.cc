@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <cstdlib>
@@ -73,6 +74,12 @@ std::string FormatAge(std::int64_t ms) {
     std::snprintf(buffer, sizeof buffer, "%lldd%02lldh", static_cast<long long>(s / 86400), static_cast<long long>(s % 86400 / 3600));
   }
   return buffer;
+}
+
+std::string AgeOf(std::int64_t unix_ms) {
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return FormatAge(now - unix_ms);
 }
 
 std::string FormatGpus(double gpus) {

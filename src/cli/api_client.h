@@ -42,6 +42,8 @@ class ApiClient {
 [[noreturn]] void Fail(int exit_code, const std::string& message);
 // "3m12s", "2h05m" from milliseconds; "-" for zero.
 std::string FormatAge(std::int64_t ms);
+// The age of a Unix-milliseconds time stamp from the API, as FormatAge.
+std::string AgeOf(std::int64_t unix_ms);
 std::string FormatGpus(double gpus);
 void PrintJson(const nlohmann::json& value);
 

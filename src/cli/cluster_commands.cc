@@ -17,18 +17,13 @@ namespace {
 
 using nlohmann::json;
 
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 void PrintNodes(const json& answer) {
   Table table({"NAME", "STATE", "GPUS", "ALLOCATED", "MODEL", "LEAF", "JOBS", "ADDRESS", "HEARTBEAT"});
-  const std::int64_t now = NowMs();
   for (const json& n : answer["nodes"]) {
     const json& gpus = n["gpus"];
     table.Add({n["name"], n["state"], std::to_string(gpus.size()), FormatGpus(n["allocatedGpus"].get<double>()),
                gpus.empty() ? "-" : gpus[0]["model"].get<std::string>(), n["leaf"], std::to_string(n["jobs"].get<std::int64_t>()),
-               n["address"], FormatAge(now - n["lastHeartbeat"].get<std::int64_t>()) + " ago"});
+               n["address"], AgeOf(n["lastHeartbeat"].get<std::int64_t>()) + " ago"});
   }
   table.Print();
 }

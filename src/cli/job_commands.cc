@@ -111,10 +111,6 @@ void Submit(const SubmitArgs& a) {
   for (const json& j : all) std::cout << "job " << j["id"].get<std::int64_t>() << " (" << j["name"].get<std::string>() << ") submitted\n";
 }
 
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string Nodes(const json& job) {
   std::string nodes;
   for (const json& t : job["tasks"]) {
@@ -138,14 +134,13 @@ void ListJobs(const ListArgs& a) {
   const json answer = api.Call("GET", target);
   if (a.client.output == "json") return PrintJson(answer);
   Table table({"ID", "NAME", "QUEUE", "USER", "STATE", "GPUS", "TASKS", "AGE", "NODES/REASON"});
-  const std::int64_t now = NowMs();
   for (const json& j : answer["jobs"]) {
     const std::string state = j["state"];
     std::string where = state == "pending" || j["tasks"].empty() ? j["message"].get<std::string>() : Nodes(j);
     if (where.size() > 60) where = where.substr(0, 57) + "...";
     table.Add({std::to_string(j["id"].get<std::int64_t>()), j["name"], j["queue"], j["user"], state,
                FormatGpus(j["gpus"].get<double>()), std::to_string(j["taskCount"].get<int>()),
-               FormatAge(now - j["submitTime"].get<std::int64_t>()), where});
+               AgeOf(j["submitTime"].get<std::int64_t>()), where});
   }
   table.Print();
 }
@@ -184,9 +179,8 @@ void Describe(const JobArgs& a) {
     }
     std::cout << "\nEvents:\n";
     Table events({"REVISION", "AGE", "TYPE", "MESSAGE"});
-    const std::int64_t now = NowMs();
     for (const json& e : j["events"]) {
-      events.Add({std::to_string(e["revision"].get<std::int64_t>()), FormatAge(now - e["time"].get<std::int64_t>()), e["type"], e["message"]});
+      events.Add({std::to_string(e["revision"].get<std::int64_t>()), AgeOf(e["time"].get<std::int64_t>()), e["type"], e["message"]});
     }
     events.Print();
     std::cout << "\nSpec:\n" << j["spec"].get<std::string>() << "\n";

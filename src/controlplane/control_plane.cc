@@ -244,7 +244,7 @@ json ControlPlane::NodeJson(const NodeRecord& node) const {
   return j;
 }
 
-net::HttpResponse ControlPlane::Cluster(const net::HttpRequest&) {
+net::HttpResponse ControlPlane::ClusterSummary(const net::HttpRequest&) {
   std::lock_guard lock(mu_);
   EnsureState();
   const model::Cluster& c = state_->cluster();

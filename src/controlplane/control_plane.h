@@ -95,7 +95,7 @@ class ControlPlane {
   void PutQueue(const net::HttpRequest& request, Reply reply);
   void DeleteQueue(const net::HttpRequest& request, Reply reply);
 
-  net::HttpResponse Cluster(const net::HttpRequest& request);
+  net::HttpResponse ClusterSummary(const net::HttpRequest& request);  // GET /v1/cluster
   ControlPlaneStats stats() const;
 
  private:

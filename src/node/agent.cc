@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -105,7 +106,7 @@ class Agent::Impl {
         if (SendStatus(client)) last_report = std::chrono::steady_clock::now();
       }
     }
-    Shutdown(client);
+    Shutdown();
     poller.join();
   }
 
@@ -339,10 +340,14 @@ class Agent::Impl {
       const char* streams[2] = {"stdout", "stderr"};
       for (int s = 0; s < 2; ++s) {
         const std::string path = t.log_base + "." + streams[s];
+        // Called every loop for every task: open and read only a log that grew.
+        std::error_code ec;
+        const std::uintmax_t size = fs::file_size(path, ec);
+        if (ec || static_cast<std::int64_t>(size) <= t.shipped[s]) continue;
         std::ifstream in(path, std::ios::binary);
         if (!in) continue;
         in.seekg(t.shipped[s]);
-        std::string chunk(kLogChunk, '\0');
+        std::string chunk(std::min<std::uintmax_t>(kLogChunk, size - static_cast<std::uintmax_t>(t.shipped[s])), '\0');
         in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
         chunk.resize(static_cast<std::size_t>(in.gcount()));
         if (chunk.empty()) continue;
@@ -355,7 +360,7 @@ class Agent::Impl {
     }
   }
 
-  void Shutdown(net::HttpClient& client) {
+  void Shutdown() {
     Log(options_.name, "stopping " + std::to_string(tasks_.size()) + " tasks");
     for (auto& [key, t] : tasks_) {
       if (!t.exited && !t.terminating) t.process->Terminate(options_.grace);
@@ -377,7 +382,6 @@ class Agent::Impl {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    (void)client;
   }
 
   AgentOptions options_;
