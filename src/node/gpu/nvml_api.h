@@ -20,6 +20,8 @@ namespace tessera::node::nvml {
 using nvmlReturn_t = int;
 inline constexpr nvmlReturn_t NVML_SUCCESS = 0;
 inline constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
+inline constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
+inline constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
 inline constexpr nvmlReturn_t NVML_ERROR_DRIVER_NOT_LOADED = 9;
 inline constexpr nvmlReturn_t NVML_ERROR_TIMEOUT = 10;
 inline constexpr nvmlReturn_t NVML_ERROR_GPU_IS_LOST = 15;
@@ -79,6 +81,17 @@ struct nvmlEventData_t {
   unsigned int computeInstanceId;
 };
 
+// One sample of nvmlDeviceGetProcessUtilization (the vGPU shim's compute pacing).
+struct nvmlProcessUtilizationSample_t {
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU time of the sample, microseconds
+  unsigned int smUtil;           // percent of the sample period the process's kernels ran
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "NVML ABI on LP64");
 static_assert(sizeof(nvmlMemory_t) == 24 && sizeof(nvmlUtilization_t) == 8, "NVML ABI");
 static_assert(sizeof(nvmlPciInfo_t) == 68, "NVML ABI: 16 + 5 * 4 + 32 bytes");
 static_assert(sizeof(nvmlEventData_t) == 32, "NVML ABI on LP64");
