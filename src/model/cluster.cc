@@ -87,6 +87,7 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
     node.nvlink_masks = spec.nvlink_group.empty() ? SplitMasks(spec.gpus, spec.nvlink_domains)
                                                   : std::vector<std::uint64_t>{LowBits(spec.gpus)};
     node.numa_masks = SplitMasks(spec.gpus, spec.numa_sockets);
+    node.sharing = spec.sharing;
     if (!spec.nvlink_group.empty()) node.nvlink_group = group_for(kLevelNvlink, spec.nvlink_group);
 
     // Node-local NVLink domains get ids of their own; a multi-node domain is one id.
@@ -228,6 +229,10 @@ void Cluster::Apply(const TaskPlacement& task, int sign) {
     IndexPartial(gpu, share.gpu.value(), false);
     gpu.used_milli += sign * share.milli;
     gpu.used_memory += sign * share.memory;
+    if (share.milli < 1000) {
+      gpu.fraction_tenants += sign;
+      if (sign > 0) gpu.shared_as = share.sharing;
+    }
     allocated_.gpu_milli += sign * share.milli;
     allocated_.gpu_memory += sign * share.memory;
     RefreshGpu(gpu, node);

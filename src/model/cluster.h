@@ -45,12 +45,18 @@ struct Gpu {
   // State.
   std::int32_t used_milli = 0;
   std::int64_t used_memory = 0;
+  GpuSharing shared_as = GpuSharing::kVgpu;  // the mode of its fractional tenants, while it has any
+  std::int32_t fraction_tenants = 0;
   bool healthy = true;
   bool in_partial_index = false;
 
   std::int32_t free_milli() const { return 1000 - used_milli; }
   std::int64_t free_memory() const { return memory - used_memory; }
   bool whole_free() const { return healthy && used_milli == 0 && used_memory == 0; }
+  // Whether a fraction of `milli` with `memory` bytes, sharing as `mode`, fits now.
+  bool Takes(std::int64_t milli, std::int64_t memory_asked, GpuSharing mode) const {
+    return healthy && free_milli() >= milli && free_memory() >= memory_asked && (fraction_tenants == 0 || shared_as == mode);
+  }
 };
 
 struct Node {
@@ -68,6 +74,7 @@ struct Node {
   std::int32_t spine = 0;
   std::vector<std::uint64_t> nvlink_masks;  // GPUs of each NVLink domain on this node
   std::vector<std::uint64_t> numa_masks;    // GPUs of each NUMA socket
+  GpuSharingSet sharing = kDefaultGpuSharing;  // how its GPUs may be shared by fractions
   // State.
   std::int64_t used_cpu = 0;
   std::int64_t used_memory = 0;
@@ -78,6 +85,7 @@ struct Node {
   std::int32_t bucket_pos = -1;
 
   std::int32_t free_gpus() const { return std::popcount(free_mask); }
+  bool Offers(GpuSharing mode) const { return sharing.Has(mode); }
   std::int64_t free_cpu() const { return cpu_milli - used_cpu; }
   std::int64_t free_memory() const { return memory - used_memory; }
   GpuId gpu(std::int32_t local) const { return GpuId(first_gpu.value() + local); }
@@ -110,6 +118,7 @@ struct NodeSpec {
   std::string nvlink_group;          // multi-node NVLink domain name; empty when node-local
   std::string leaf = "leaf-0";
   std::string spine = "spine-0";
+  GpuSharingSet sharing = kDefaultGpuSharing;
 };
 
 class Cluster {

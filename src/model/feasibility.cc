@@ -17,6 +17,7 @@ bool NodeHoldsTask(const Cluster& cluster, const Node& node, const TaskRequest& 
   if (!r.Accepts(node.model) || node.cpu_milli < r.cpu_milli || node.memory < r.memory) return false;
   if (r.gpu_milli == 0) return true;
   if (node.gpu_count < std::max(1, r.whole_gpus())) return false;
+  if (r.fractional() && !node.Offers(r.sharing)) return false;
   return cluster.gpu(node.first_gpu).memory >= r.gpu_memory;
 }
 
@@ -49,6 +50,12 @@ Status CheckTask(const Cluster& cluster, const TaskRequest& r, std::size_t group
     most_memory = std::max(most_memory, node.memory);
   }
   const std::string where = r.gpu_model.empty() ? "" : " with " + r.gpu_model + " GPUs";
+  if (r.fractional() && std::none_of(cluster.nodes().begin(), cluster.nodes().end(), [&](const Node& node) {
+        return r.Accepts(node.model) && node.gpu_count > 0 && node.Offers(r.sharing);
+      })) {
+    return Infeasible(TaskField(group, "resources.gpuSharing") + ": no node" + where + " shares GPUs as " +
+                      std::string(ToString(r.sharing)));
+  }
   if (r.whole_gpus() > most_gpus) {
     return Infeasible(TaskField(group, "resources.gpus") + ": " + std::to_string(r.whole_gpus()) +
                       " GPUs per task, but the largest node" + where + " has " + std::to_string(most_gpus));

@@ -1,5 +1,7 @@
 #include "model/job.h"
 
+#include <csignal>
+
 #include <array>
 
 namespace tessera::model {
@@ -22,11 +24,21 @@ std::uint64_t Job::ShapeFingerprint() const {
   std::uint64_t h = Mix(static_cast<std::uint64_t>(topology.level), topology.required);
   for (const TaskGroup& g : groups) {
     for (std::int64_t v : {g.request.gpu_milli, g.request.gpu_memory, g.request.cpu_milli, g.request.memory,
-                           static_cast<std::int64_t>(g.request.models), std::int64_t{g.replicas}, std::int64_t{g.min_replicas}}) {
+                           static_cast<std::int64_t>(g.request.models), static_cast<std::int64_t>(g.request.sharing),
+                           std::int64_t{g.replicas}, std::int64_t{g.min_replicas}}) {
       h = Mix(h, static_cast<std::uint64_t>(v));
     }
   }
   return h;
+}
+
+std::optional<std::int32_t> ParseCheckpointSignal(std::string_view name) {
+  static constexpr std::pair<std::string_view, int> kSignals[] = {
+      {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGTERM", SIGTERM}, {"SIGINT", SIGINT}, {"SIGHUP", SIGHUP}};
+  for (const auto& [n, number] : kSignals) {
+    if (n == name) return number;
+  }
+  return std::nullopt;
 }
 
 std::string_view ToString(JobState state) {

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
@@ -32,6 +34,10 @@ struct TaskRequest {
   std::int64_t memory = 0;
   std::string gpu_model;  // accepted GPU models, '|'-separated ("H100|H200"); empty: any
   std::uint64_t models = 0;  // gpu_model resolved: bit m accepts GpuModelId m; 0: any
+  // For a fraction: how it shares its GPU, and how far past gpu_memory it may
+  // burst into memory nobody holds (vgpu only; docs/gpu-sharing.md).
+  GpuSharing sharing = GpuSharing::kVgpu;
+  std::int64_t gpu_memory_burst = 0;
 
   bool Accepts(GpuModelId model) const { return models == 0 || (models >> model.value() & 1); }
 
@@ -55,6 +61,10 @@ struct Dependency {
   When when = When::kSucceeded;
 };
 
+// The signals a job may name as its checkpoint signal, by name ("SIGUSR1").
+inline constexpr const char* kCheckpointSignalNames = "SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGHUP";
+std::optional<std::int32_t> ParseCheckpointSignal(std::string_view name);
+
 enum class JobState { kPending, kRunning, kSucceeded, kFailed, kCancelled };
 std::string_view ToString(JobState state);
 
@@ -70,6 +80,10 @@ struct Job {
   bool preemptible = true;
   Seconds walltime = 0;             // the user's estimate; 0 when not given
   Seconds checkpoint_interval = 0;  // 0 when the job does not checkpoint
+  // The checkpoint contract: the signal that asks the job to checkpoint (and
+  // give back burst memory) before it is stopped; 0: none, it is just stopped.
+  std::int32_t checkpoint_signal = 0;
+  Seconds checkpoint_grace = 30;    // how long it has after the signal
   // The true run time, known only in simulation. Only plugins registered as
   // oracles (docs/simulator.md) may read it; every other policy sees walltime.
   Seconds oracle_duration = 0;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/strong_id.h"
+#include "model/gpu_sharing.h"
 
 namespace tessera::model {
 
@@ -22,6 +23,7 @@ struct GpuShare {
   GpuId gpu;
   std::int32_t milli = 0;       // 1000 for a whole GPU
   std::int64_t memory = 0;      // bytes of GPU memory held
+  GpuSharing sharing = GpuSharing::kVgpu;  // how a fraction shares the GPU
   bool operator==(const GpuShare&) const = default;
 };
 

@@ -176,6 +176,7 @@ std::vector<model::NodeSpec> GenerateNodes(const ClusterShape& shape) {
     node.memory = shape.memory;
     node.numa_sockets = shape.numa_sockets;
     node.nvlink_domains = 1;
+    node.sharing = shape.sharing;
     const std::int32_t leaf = i / shape.nodes_per_leaf;
     node.leaf = Numbered("leaf-", leaf, 3);
     node.spine = Numbered("spine-", leaf / shape.leaves_per_spine, 2);
@@ -196,10 +197,28 @@ Status ReadPositive(const YamlMap& map, std::string_view key, std::int64_t* out,
   return Status::Ok();
 }
 
+// gpuSharing: a list of modes ([vgpu, mps, timeslice]) or the word exclusive.
+Status ReadSharing(const YamlMap& map, model::GpuSharingSet* out) {
+  if (!map.Has("gpuSharing")) return Status::Ok();
+  std::vector<std::string> names;
+  if (map.Get("gpuSharing")->node().IsScalar()) {
+    names.emplace_back();
+    TESSERA_RETURN_IF_ERROR(map.ReadString("gpuSharing", &names.back()));
+  } else {
+    TESSERA_RETURN_IF_ERROR(map.ReadStringList("gpuSharing", &names));
+  }
+  std::string joined;
+  for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
+  Result<model::GpuSharingSet> set = model::ParseGpuSharingList(joined);
+  if (!set.ok()) return map.Get("gpuSharing")->Error(set.status().message() + ", or exclusive");
+  *out = *set;
+  return Status::Ok();
+}
+
 Result<ClusterShape> ParseGenerate(const YamlValue& value) {
   Result<YamlMap> gen = YamlMap::Read(value,
                                       {"nodes", "gpusPerNode", "gpuModel", "gpuMemory", "cpus", "memory",
-                                       "nodesPerLeaf", "leavesPerSpine", "numaSockets", "nvlinkDomainNodes"},
+                                       "nodesPerLeaf", "leavesPerSpine", "numaSockets", "nvlinkDomainNodes", "gpuSharing"},
                                       {"nodes"});
   if (!gen.ok()) return gen.status();
   ClusterShape shape;
@@ -213,6 +232,7 @@ Result<ClusterShape> ParseGenerate(const YamlValue& value) {
   TESSERA_RETURN_IF_ERROR(gen->ReadInt("leavesPerSpine", &shape.leaves_per_spine, 1, kMaxCount));
   TESSERA_RETURN_IF_ERROR(gen->ReadInt("numaSockets", &shape.numa_sockets, 1, model::kMaxGpusPerNode));
   TESSERA_RETURN_IF_ERROR(gen->ReadInt("nvlinkDomainNodes", &shape.nvlink_domain_nodes, 0, kMaxCount));
+  TESSERA_RETURN_IF_ERROR(ReadSharing(*gen, &shape.sharing));
   if (std::optional<std::string> problem = SettleNvlinkDomains(shape, gen->Has("nodesPerLeaf"))) {
     return gen->Get("nodesPerLeaf")->Error(*problem);
   }
@@ -222,7 +242,7 @@ Result<ClusterShape> ParseGenerate(const YamlValue& value) {
 Result<model::NodeSpec> ParseNode(const YamlValue& value) {
   Result<YamlMap> map = YamlMap::Read(value,
                                       {"name", "gpus", "gpuModel", "gpuMemory", "cpus", "memory", "leaf", "spine",
-                                       "numaSockets", "nvlinkDomains", "nvlinkGroup"},
+                                       "numaSockets", "nvlinkDomains", "nvlinkGroup", "gpuSharing"},
                                       {"name", "gpus", "cpus", "memory"});
   if (!map.ok()) return map.status();
   model::NodeSpec node;
@@ -238,6 +258,7 @@ Result<model::NodeSpec> ParseNode(const YamlValue& value) {
   TESSERA_RETURN_IF_ERROR(map->ReadInt("numaSockets", &node.numa_sockets, 1, model::kMaxGpusPerNode));
   TESSERA_RETURN_IF_ERROR(map->ReadInt("nvlinkDomains", &node.nvlink_domains, 1, model::kMaxGpusPerNode));
   TESSERA_RETURN_IF_ERROR(map->ReadString("nvlinkGroup", &node.nvlink_group));
+  TESSERA_RETURN_IF_ERROR(ReadSharing(*map, &node.sharing));
   if (!node.nvlink_group.empty() && node.nvlink_domains != 1) {
     return map->Get("nvlinkDomains")
         ->Error("a node in a multi-node NVLink domain (nvlinkGroup) has no NVLink domains of its own");

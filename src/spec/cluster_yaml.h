@@ -39,6 +39,7 @@ struct ClusterShape {
   // 0: every node is its own NVLink domain (NVSwitch inside the node);
   // N > 0: each run of N nodes shares one NVLink domain (NVL72: 18 nodes x 4 GPUs).
   std::int32_t nvlink_domain_nodes = 0;
+  model::GpuSharingSet sharing = model::kDefaultGpuSharing;  // how fractions may share the GPUs
 };
 
 // "3125 nodes x 8 GPUs, 32 nodes per leaf, 16 leaves per spine"; the clauses

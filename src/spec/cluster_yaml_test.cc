@@ -170,6 +170,24 @@ TEST(ClusterYamlTest, ParsesExplicitNodes) {
   EXPECT_EQ(cluster->model_count(), 3u);  // H100, GB200 and the CPU node's "generic"
 }
 
+TEST(ClusterYamlTest, ReadsHowNodesShareTheirGpus) {
+  const auto nodes = ParseClusterYaml(R"(apiVersion: tessera/v1
+kind: Cluster
+spec:
+  generate: {nodes: 2, gpuSharing: exclusive}
+  nodes:
+    - {name: a, gpus: 8, gpuModel: H100, gpuMemory: 80Gi, cpus: 8, memory: 64Gi, gpuSharing: [vgpu, mps]}
+    - {name: b, gpus: 8, gpuModel: H100, gpuMemory: 80Gi, cpus: 8, memory: 64Gi}
+)", "c.yaml");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_TRUE((*nodes)[0].sharing.empty());
+  EXPECT_EQ((*nodes)[2].sharing, model::GpuSharingSet::Of({model::GpuSharing::kVgpu, model::GpuSharing::kMps}));
+  EXPECT_EQ((*nodes)[3].sharing, model::kDefaultGpuSharing);
+  const auto bad = ParseClusterYaml("apiVersion: tessera/v1\nkind: Cluster\nspec:\n  generate: {nodes: 1, gpuSharing: [vgpu, mig]}\n", "c.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("spec.generate.gpuSharing: unknown GPU sharing mode 'mig'"));
+}
+
 TEST(ClusterYamlTest, GeneratedNodesComeFirst) {
   const Result<std::vector<model::NodeSpec>> nodes = ParseClusterYaml(R"(apiVersion: tessera/v1
 kind: Cluster

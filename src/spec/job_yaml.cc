@@ -112,13 +112,28 @@ class JobParser {
     TESSERA_RETURN_IF_ERROR(spec->ReadBool("preemptible", &job.preemptible));
     TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*spec, "walltime", &job.walltime));
 
+    // Before the tasks: a task that bursts needs the checkpoint signal.
+    if (const std::optional<YamlValue> checkpoint = spec->Find("checkpoint")) {
+      Result<YamlMap> map = YamlMap::Read(*checkpoint, {"interval", "signal", "gracePeriod"});
+      if (!map.ok()) return map.status();
+      if (!map->Has("interval") && !map->Has("signal")) return checkpoint->Error("name an interval, a signal, or both");
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "interval", &job.checkpoint_interval));
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "gracePeriod", &job.checkpoint_grace));
+      if (const std::optional<YamlValue> signal = map->Find("signal")) {
+        Result<std::string> name = signal->String();
+        if (!name.ok()) return name.status();
+        const std::optional<std::int32_t> number = model::ParseCheckpointSignal(*name);
+        if (!number) return signal->Error("'" + *name + "' is not one of: " + model::kCheckpointSignalNames);
+        job.checkpoint_signal = *number;
+      }
+    }
     const YamlValue tasks_value = *spec->Get("tasks");
     Result<std::vector<YamlValue>> tasks = tasks_value.Items();
     if (!tasks.ok()) return tasks.status();
     if (tasks->empty()) return tasks_value.Error("a job needs at least one task");
     std::map<std::string, YAML::Mark> task_names;
     for (const YamlValue& task : *tasks) {
-      Result<model::TaskGroup> group = ParseTask(task, task_names);
+      Result<model::TaskGroup> group = ParseTask(task, task_names, job.checkpoint_signal > 0);
       if (!group.ok()) return group.status();
       job.groups.push_back(std::move(*group));
     }
@@ -134,11 +149,6 @@ class JobParser {
         if (!text.ok()) return text.status();
         job.topology.required = *text == "required";
       }
-    }
-    if (const std::optional<YamlValue> checkpoint = spec->Find("checkpoint")) {
-      Result<YamlMap> map = YamlMap::Read(*checkpoint, {"interval"}, {"interval"});
-      if (!map.ok()) return map.status();
-      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "interval", &job.checkpoint_interval));
     }
     if (const std::optional<YamlValue> restart = spec->Find("restart")) {
       Result<YamlMap> map = YamlMap::Read(*restart, {"maxRestarts"});
@@ -165,7 +175,8 @@ class JobParser {
     return Status::Ok();
   }
 
-  Result<model::TaskGroup> ParseTask(const YamlValue& value, std::map<std::string, YAML::Mark>& names) {
+  Result<model::TaskGroup> ParseTask(const YamlValue& value, std::map<std::string, YAML::Mark>& names,
+                                     bool has_checkpoint_signal) {
     Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env", "workingDir"}, {"name"});
     if (!task.ok()) return task.status();
     model::TaskGroup group;
@@ -184,7 +195,7 @@ class JobParser {
                   std::to_string(group.min_replicas));
     }
     if (const std::optional<YamlValue> resources = task->Find("resources")) {
-      Result<model::TaskRequest> request = ParseResources(*resources);
+      Result<model::TaskRequest> request = ParseResources(*resources, has_checkpoint_signal);
       if (!request.ok()) return request.status();
       group.request = std::move(*request);
     }
@@ -206,8 +217,9 @@ class JobParser {
     return group;
   }
 
-  static Result<model::TaskRequest> ParseResources(const YamlValue& value) {
-    Result<YamlMap> res = YamlMap::Read(value, {"gpus", "gpuMemory", "cpus", "memory", "gpuModel"});
+  static Result<model::TaskRequest> ParseResources(const YamlValue& value, bool has_checkpoint_signal) {
+    Result<YamlMap> res =
+        YamlMap::Read(value, {"gpus", "gpuMemory", "cpus", "memory", "gpuModel", "gpuSharing", "gpuMemoryBurst"});
     if (!res.ok()) return res.status();
     model::TaskRequest r;
     TESSERA_RETURN_IF_ERROR(res->ReadMilli("gpus", &r.gpu_milli));
@@ -227,6 +239,25 @@ class JobParser {
     }
     if (res->Has("gpuModel") && r.gpu_milli == 0) {
       return res->Get("gpuModel")->Error("gpuModel names the GPU to use, but gpus is 0");
+    }
+    if (res->Has("gpuSharing")) {
+      std::string name;
+      TESSERA_RETURN_IF_ERROR(res->ReadString("gpuSharing", &name));
+      if (!r.fractional()) return res->Get("gpuSharing")->Error("gpuSharing applies to a fraction of a GPU");
+      Result<model::GpuSharing> mode = model::ParseGpuSharing(name);
+      if (!mode.ok()) return res->Get("gpuSharing")->Error(mode.status().message());
+      r.sharing = *mode;
+    }
+    if (res->Has("gpuMemoryBurst")) {
+      TESSERA_RETURN_IF_ERROR(res->ReadBytes("gpuMemoryBurst", &r.gpu_memory_burst));
+      if (!r.fractional() || r.sharing != model::GpuSharing::kVgpu) {
+        return res->Get("gpuMemoryBurst")->Error("a memory burst is for a fraction of a GPU shared as vgpu");
+      }
+      if (r.gpu_memory_burst <= 0) return res->Get("gpuMemoryBurst")->Error("must be positive");
+      if (!has_checkpoint_signal) {
+        return res->Get("gpuMemoryBurst")
+            ->Error("a burst must be given back on request: declare spec.checkpoint.signal (docs/gpu-sharing.md)");
+      }
     }
     return r;
   }

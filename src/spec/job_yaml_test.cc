@@ -1,5 +1,7 @@
 #include "spec/job_yaml.h"
 
+#include <csignal>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -162,6 +164,7 @@ spec: {tasks: [{name: m, resources: {cpus: 500m, memory: 1Gi}}]}
   EXPECT_EQ((*jobs)[1].groups[0].request.gpu_milli, 250);
   EXPECT_EQ((*jobs)[1].groups[0].request.gpu_memory, 20 * kGiB);
   EXPECT_TRUE((*jobs)[1].groups[0].request.fractional());
+  EXPECT_EQ((*jobs)[1].groups[0].request.sharing, model::GpuSharing::kVgpu) << "a fraction is a vGPU unless it asks";
   EXPECT_EQ((*jobs)[2].name, "milli");
   EXPECT_EQ((*jobs)[2].groups[0].request.gpu_milli, 250);
   EXPECT_EQ((*jobs)[3].groups[0].request.cpu_milli, 500);
@@ -192,6 +195,28 @@ spec: {tasks: [{name: main}]}
   const auto again = Parse(documents[0]);
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->at(0).groups[0].env, jobs->at(0).groups[0].env);
+}
+
+TEST_F(JobYamlTest, ReadsGpuSharingBurstsAndTheCheckpointContract) {
+  const auto jobs = Parse(R"(apiVersion: tessera/v1
+kind: Job
+metadata: {name: notebook}
+spec:
+  checkpoint: {signal: SIGUSR1, gracePeriod: 2m}
+  tasks:
+    - name: main
+      resources: {gpus: 0.5, gpuMemory: 20Gi, gpuSharing: vgpu, gpuMemoryBurst: 8Gi}
+    - name: side
+      resources: {gpus: 0.25, gpuMemory: 4Gi, gpuSharing: timeslice}
+)");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  const model::Job& job = jobs->at(0);
+  EXPECT_EQ(job.groups[0].request.sharing, model::GpuSharing::kVgpu);
+  EXPECT_EQ(job.groups[0].request.gpu_memory_burst, 8 * kGiB);
+  EXPECT_EQ(job.groups[1].request.sharing, model::GpuSharing::kTimeSlice);
+  EXPECT_EQ(job.checkpoint_signal, SIGUSR1);
+  EXPECT_EQ(job.checkpoint_grace, 120);
+  EXPECT_EQ(job.checkpoint_interval, 0) << "a contract without an interval";
 }
 
 TEST_F(JobYamlTest, BadEnvironmentNameIsRejected) {
@@ -343,8 +368,10 @@ INSTANTIATE_TEST_SUITE_P(
                {"j.yaml:7:33: spec.topology.mode: 'strict' is not one of: required, preferred"}},
         BadJob{"TopologyWithoutLevel", kHead + "  topology: {mode: required}\n",
                {"j.yaml:7:13: spec.topology.level: required field is missing"}},
-        BadJob{"CheckpointWithoutInterval", kHead + "  checkpoint: {}\n",
-               {"j.yaml:7:15: spec.checkpoint.interval: required field is missing"}},
+        BadJob{"EmptyCheckpoint", kHead + "  checkpoint: {}\n",
+               {"j.yaml:7:15: spec.checkpoint: name an interval, a signal, or both"}},
+        BadJob{"UnknownCheckpointSignal", kHead + "  checkpoint: {signal: SIGKILL}\n",
+               {"j.yaml:7:24: spec.checkpoint.signal: 'SIGKILL' is not one of: SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGHUP"}},
         BadJob{"NegativeRestarts", kHead + "  restart: {maxRestarts: -1}\n",
                {"j.yaml:7:26: spec.restart.maxRestarts: must be between 0 and 2147483647, got -1"}},
         BadJob{"DependsOnItself", kHead + "  dependsOn: [{job: train}]\n",
@@ -370,6 +397,20 @@ INSTANTIATE_TEST_SUITE_P(
         // Feasibility against the cluster and the queues.
         BadJob{"NineGpusOnEightGpuNodes", kHead + "      resources: {gpus: 9}\n",
                {"j.yaml:7:25: job train: spec.tasks[0].resources.gpus: 9 GPUs per task, but the largest node has 8"},
+               StatusCode::kInfeasible},
+        BadJob{"SharingAWholeGpu", kHead + "      resources: {gpus: 1, gpuSharing: timeslice}\n",
+               {"j.yaml:7:40: spec.tasks[0].resources.gpuSharing: gpuSharing applies to a fraction of a GPU"}},
+        BadJob{"UnknownSharingMode", kHead + "      resources: {gpus: 0.5, gpuMemory: 1Gi, gpuSharing: mig}\n",
+               {"j.yaml:7:58: spec.tasks[0].resources.gpuSharing: unknown GPU sharing mode 'mig' (vgpu, mps or "
+                "timeslice)"}},
+        BadJob{"BurstWithoutVgpu",
+               kHead + "      resources: {gpus: 0.5, gpuMemory: 1Gi, gpuSharing: timeslice, gpuMemoryBurst: 1Gi}\n",
+               {"spec.tasks[0].resources.gpuMemoryBurst: a memory burst is for a fraction of a GPU shared as vgpu"}},
+        BadJob{"BurstWithoutACheckpointSignal", kHead + "      resources: {gpus: 0.5, gpuMemory: 1Gi, gpuMemoryBurst: 1Gi}\n",
+               {"j.yaml:7:62: spec.tasks[0].resources.gpuMemoryBurst: a burst must be given back on request: declare "
+                "spec.checkpoint.signal"}},
+        BadJob{"NoNodeOffersMps", kHead + "      resources: {gpus: 0.5, gpuMemory: 1Gi, gpuSharing: mps}\n",
+               {"job train: spec.tasks[0].resources.gpuSharing: no node shares GPUs as mps"},
                StatusCode::kInfeasible},
         BadJob{"FractionWantsMoreMemoryThanTheGpuHas", kHead + "      resources: {gpus: 0.5, gpuMemory: 100Gi}\n",
                {"j.yaml:7:41: job train: spec.tasks[0].resources.gpuMemory: asks 100Gi per GPU, but the largest GPU "

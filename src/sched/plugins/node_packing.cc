@@ -66,6 +66,7 @@ bool NodePacking::Usable(const Node& node, const TaskRequest& r, const Cluster& 
   if (options.excluded_nodes && (*options.excluded_nodes)[node.id.index()]) return false;
   if (!r.Accepts(node.model) || node.free_cpu() < r.cpu_milli || node.free_memory() < r.memory) return false;
   if (r.gpu_milli > 0 && (node.gpu_count == 0 || cluster.gpu(node.first_gpu).memory < r.gpu_memory)) return false;
+  if (r.fractional() && !node.Offers(r.sharing)) return false;
   if (options.within_level == model::TopologyLevel::kCluster) return true;
   return cluster.GroupOf(node.id, options.within_level) == options.within_group;
 }
@@ -87,7 +88,7 @@ bool NodePacking::Place(const model::Job& job, Cluster& cluster, const PlaceOpti
     for (std::uint64_t bits = choice.gpus; bits; bits &= bits - 1) {
       const model::GpuId gpu = node.gpu(std::countr_zero(bits));
       if (r.fractional()) {
-        task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.gpu_memory});
+        task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.gpu_memory, r.sharing});
       } else {
         task.gpus.push_back({gpu, 1000, cluster.gpu(gpu).memory});
       }
@@ -122,7 +123,7 @@ NodePacking::Choice RandomPlacement::Choose(const TaskRequest& r, const Cluster&
     } else {
       for (std::int32_t i = 0; i < node.gpu_count; ++i) {
         const model::Gpu& gpu = cluster.gpu(node.gpu(i));
-        if (gpu.healthy && gpu.free_milli() >= r.gpu_milli && gpu.free_memory() >= r.gpu_memory) {
+        if (gpu.Takes(r.gpu_milli, r.gpu_memory, r.sharing)) {
           candidates.push_back({node.id, std::uint64_t{1} << i});
         }
       }
@@ -174,7 +175,7 @@ NodePacking::Choice FgdPlacement::Choose(const TaskRequest& r, const Cluster& cl
     } else {
       for (std::int32_t i = 0; i < node.gpu_count; ++i) {
         const model::Gpu& gpu = cluster.gpu(node.gpu(i));
-        if (!gpu.healthy || gpu.free_milli() < r.gpu_milli || gpu.free_memory() < r.gpu_memory) continue;
+        if (!gpu.Takes(r.gpu_milli, r.gpu_memory, r.sharing)) continue;
         NodeFree after = now;
         after.free[i] -= static_cast<std::int32_t>(r.gpu_milli);
         consider(node, std::uint64_t{1} << i, after, before);

@@ -132,6 +132,7 @@ bool Attempt::Usable(const Node& node, const TaskRequest& r, const Domain& domai
   if (!r.Accepts(node.model)) return false;
   if (node.free_cpu() < r.cpu_milli || node.free_memory() < r.memory) return false;
   if (r.gpu_milli > 0 && (node.gpu_count == 0 || cluster_.gpu(node.first_gpu).memory < r.gpu_memory)) return false;
+  if (r.fractional() && !node.Offers(r.sharing)) return false;
   return InDomain(node, domain);
 }
 
@@ -199,7 +200,7 @@ GpuId Attempt::PickSharedGpu(const TaskRequest& r, const Domain& domain) const {
   std::int32_t best_free = std::numeric_limits<std::int32_t>::max();
   const auto consider = [&](GpuId id) {
     const model::Gpu& gpu = cluster_.gpu(id);
-    if (gpu.free_milli() >= r.gpu_milli && gpu.free_milli() < best_free && gpu.free_memory() >= r.gpu_memory &&
+    if (gpu.Takes(r.gpu_milli, r.gpu_memory, r.sharing) && gpu.free_milli() < best_free &&
         (domain.gpu_mask >> gpu.local_index & 1) && Usable(cluster_.node(gpu.node), r, domain)) {
       best = id;
       best_free = gpu.free_milli();
@@ -242,7 +243,7 @@ bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& do
       gpu = node->gpu(std::countr_zero(PickGpus(*node, 1, domain.gpu_mask)));
     }
     task.node = cluster_.gpu(gpu).node;
-    task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.gpu_memory});
+    task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.gpu_memory, r.sharing});
   } else {
     const int count = r.whole_gpus();
     const Node* node = PickNode(r, count, domain);

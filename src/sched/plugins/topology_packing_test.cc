@@ -166,6 +166,40 @@ TEST_F(TopologyPackingTest, FractionJoinsASharedGpuRatherThanAFreeOne) {
   EXPECT_THAT(out_[0].gpus, ElementsAre(model::GpuShare{cluster.node(model::NodeId(1)).gpu(1), 250, 20 * kGiB}));
 }
 
+TEST_F(TopologyPackingTest, AFractionSharesOnlyAGpuSharedTheSameWay) {
+  model::Cluster cluster = MakeCluster(1, 2);
+  model::TaskPlacement timesliced = GpuFraction(cluster, 0, 1, 250, kGiB);
+  timesliced.gpus[0].sharing = model::GpuSharing::kTimeSlice;
+  cluster.Allocate(timesliced);
+  // A vGPU fraction would fit on GPU 1 by size, but it holds a time-sliced tenant.
+  ASSERT_TRUE(Place(MakeJob({.gpu_milli = 250, .gpu_memory = kGiB}), cluster));
+  EXPECT_EQ(out_[0].gpus[0].gpu, cluster.node(model::NodeId(0)).gpu(0));
+  EXPECT_EQ(out_[0].gpus[0].sharing, model::GpuSharing::kVgpu);
+  // A time-sliced fraction joins its own kind.
+  model::Job ts = MakeJob({.gpu_milli = 250, .gpu_memory = kGiB});
+  ts.groups[0].request.sharing = model::GpuSharing::kTimeSlice;
+  out_.clear();
+  ASSERT_TRUE(Place(ts, cluster));
+  EXPECT_EQ(out_[0].gpus[0].gpu, cluster.node(model::NodeId(0)).gpu(1));
+}
+
+TEST_F(TopologyPackingTest, AnExclusiveNodeTakesNoFractions) {
+  std::vector<model::NodeSpec> specs(2);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    specs[i].name = "n" + std::to_string(i);
+    specs[i].gpus = 8;
+    specs[i].gpu_memory = 80 * kGiB;
+    specs[i].cpu_milli = 64000;
+    specs[i].memory = 512 * kGiB;
+  }
+  specs[0].sharing = {};  // exclusive
+  model::Cluster cluster = *model::Cluster::Build(specs);
+  ASSERT_TRUE(Place(MakeJob({.gpu_milli = 500, .gpu_memory = kGiB}), cluster));
+  EXPECT_EQ(out_[0].node.value(), 1);
+  out_.clear();
+  ASSERT_TRUE(Place(MakeJob({.gpu_milli = 8000}), cluster)) << "whole GPUs still go anywhere";
+}
+
 TEST_F(TopologyPackingTest, FractionBestFitsTheSharedGpuWithFewestFreeMilli) {
   model::Cluster cluster = MakeCluster(2, 2);
   const model::GpuId roomy = cluster.node(model::NodeId(0)).gpu(0);
