@@ -39,7 +39,7 @@ Result<GpuInventory> GpuFromJson(const json& value, const std::string& path) {
 
 bool NodeInventory::SameCapacity(const NodeInventory& other) const {
   if (leaf != other.leaf || spine != other.spine || cpu_milli != other.cpu_milli || memory != other.memory ||
-      gpus.size() != other.gpus.size()) {
+      gpu_sharing != other.gpu_sharing || gpus.size() != other.gpus.size()) {
     return false;
   }
   for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -58,11 +58,11 @@ json ToJson(const NodeInventory& inventory) {
   }
   return {{"name", inventory.name}, {"address", inventory.address}, {"leaf", inventory.leaf},
           {"spine", inventory.spine}, {"provider", inventory.provider}, {"cpuMilli", inventory.cpu_milli},
-          {"memory", inventory.memory}, {"gpus", gpus}};
+          {"memory", inventory.memory}, {"gpus", gpus}, {"gpuSharing", inventory.gpu_sharing}};
 }
 
 Result<NodeInventory> NodeInventoryFromJson(const json& value) {
-  Result<JsonObject> o = JsonObject::Read(value, "", {"name", "address", "leaf", "spine", "provider", "cpuMilli", "memory", "gpus"},
+  Result<JsonObject> o = JsonObject::Read(value, "", {"name", "address", "leaf", "spine", "provider", "cpuMilli", "memory", "gpus", "gpuSharing"},
                                           {"name"});
   if (!o.ok()) return o.status();
   NodeInventory inv;
@@ -73,6 +73,7 @@ Result<NodeInventory> NodeInventoryFromJson(const json& value) {
   TESSERA_RETURN_IF_ERROR(o->ReadString("provider", &inv.provider));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("cpuMilli", &inv.cpu_milli, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("memory", &inv.memory, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadStringList("gpuSharing", &inv.gpu_sharing));
   auto items = o->Items("gpus");
   if (!items.ok()) return items.status();
   if (items->size() > 64) return o->Error("gpus", "a node has at most 64 GPUs, got " + std::to_string(items->size()));
@@ -102,6 +103,10 @@ json ToJson(const Assignment& a) {
   t["gpuMemory"] = a.gpu_memory;
   t["cpuMilli"] = a.cpu_milli;
   t["memory"] = a.memory;
+  if (!a.gpu_sharing.empty()) t["gpuSharing"] = a.gpu_sharing;
+  if (a.gpu_memory_burst > 0) t["gpuMemoryBurst"] = a.gpu_memory_burst;
+  if (a.checkpoint_signal > 0) t["checkpointSignal"] = a.checkpoint_signal;
+  t["checkpointGraceMs"] = a.checkpoint_grace_ms;
   return t;
 }
 
@@ -120,7 +125,8 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
   if (!items.ok()) return items.status();
   for (const auto& [path, item] : *items) {
     Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "jobName", "taskName", "command", "env", "workingDir", "gpus",
-                                                          "gpuMilli", "gpuMemory", "cpuMilli", "memory"},
+                                                          "gpuMilli", "gpuMemory", "cpuMilli", "memory", "gpuSharing",
+                                                          "gpuMemoryBurst", "checkpointSignal", "checkpointGraceMs"},
                                             {"job", "attempt", "task", "command"});
     if (!t.ok()) return t.status();
     Assignment a;
@@ -133,6 +139,10 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
     TESSERA_RETURN_IF_ERROR(t->ReadInt("gpuMemory", &a.gpu_memory, 0, kMaxI64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("cpuMilli", &a.cpu_milli, 0, kMaxI64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("memory", &a.memory, 0, kMaxI64));
+    TESSERA_RETURN_IF_ERROR(t->ReadString("gpuSharing", &a.gpu_sharing));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt("gpuMemoryBurst", &a.gpu_memory_burst, 0, kMaxI64));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt32("checkpointSignal", &a.checkpoint_signal, 0, 64));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt("checkpointGraceMs", &a.checkpoint_grace_ms, 0, kMaxI64));
     if (t->Has("env")) {
       const json& env = t->Raw("env");
       if (!env.is_object()) return t->Error("env", "expected an object of strings");
@@ -166,13 +176,27 @@ json ToJson(const StatusReport& report) {
     if (r.lost) t["lost"] = true;
     tasks.push_back(std::move(t));
   }
-  return {{"tasks", tasks}};
+  json bursts = json::object();
+  for (const auto& [gpu, bytes] : report.burst_memory) bursts[std::to_string(gpu)] = bytes;
+  return {{"tasks", tasks}, {"burstMemory", bursts}};
 }
 
 Result<StatusReport> StatusReportFromJson(const json& value) {
-  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks"});
+  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks", "burstMemory"});
   if (!o.ok()) return o.status();
   StatusReport report;
+  if (o->Has("burstMemory")) {
+    const json& bursts = o->Raw("burstMemory");
+    if (!bursts.is_object()) return o->Error("burstMemory", "expected an object of GPU index -> bytes");
+    for (const auto& [gpu, bytes] : bursts.items()) {
+      char* end = nullptr;
+      const long index = std::strtol(gpu.c_str(), &end, 10);  // NOLINT(google-runtime-int)
+      if (gpu.empty() || *end != '\0' || index < 0 || index > 63 || !bytes.is_number_integer() || bytes.get<std::int64_t>() < 0) {
+        return o->Error("burstMemory", "'" + gpu + "': expected a GPU index 0..63 and a byte count");
+      }
+      report.burst_memory[static_cast<std::int32_t>(index)] = bytes.get<std::int64_t>();
+    }
+  }
   auto items = o->Items("tasks");
   if (!items.ok()) return items.status();
   for (const auto& [path, item] : *items) {

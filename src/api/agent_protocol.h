@@ -42,6 +42,8 @@ struct NodeInventory {
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;
   std::vector<GpuInventory> gpus;
+  // How fractions may share its GPUs: "vgpu", "mps", "timeslice"; empty: exclusive.
+  std::vector<std::string> gpu_sharing{"vgpu", "timeslice"};
 
   // Whether the scheduler's view (topology and capacity) differs.
   bool SameCapacity(const NodeInventory& other) const;
@@ -66,6 +68,13 @@ struct Assignment {
   std::int64_t gpu_memory = 0;
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;
+  // A fraction's sharing mode ("vgpu", "mps", "timeslice") and burst allowance.
+  std::string gpu_sharing;
+  std::int64_t gpu_memory_burst = 0;
+  // The job's checkpoint contract: the signal that asks it to checkpoint and
+  // give back what it holds (0: none), and how long it has before it is stopped.
+  std::int32_t checkpoint_signal = 0;
+  std::int64_t checkpoint_grace_ms = 30'000;
 };
 
 struct AssignmentSet {
@@ -85,6 +94,8 @@ struct TaskReport {
 
 struct StatusReport {
   std::vector<TaskReport> tasks;
+  // Memory that vGPU tasks hold past their caps, per local GPU index (only GPUs with a burst).
+  std::map<std::int32_t, std::int64_t> burst_memory;
 };
 
 nlohmann::json ToJson(const NodeInventory& inventory);

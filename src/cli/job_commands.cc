@@ -23,7 +23,8 @@ struct SubmitArgs {
   ClientOptions client;
   std::vector<std::string> files;
   std::vector<std::string> command;
-  std::string name, queue, gpus = "0", gpu_memory, gpu_model, cpus, memory, walltime;
+  std::string name, queue, gpus = "0", gpu_memory, gpu_model, gpu_sharing, gpu_memory_burst, cpus, memory, walltime;
+  std::string checkpoint_signal;
   int tasks = 1;
   int priority = 0;
   int max_restarts = 0;
@@ -67,6 +68,8 @@ std::string QuickJob(const SubmitArgs& a) {
   if (a.gpus != "0") resources["gpus"] = a.gpus;
   if (!a.gpu_memory.empty()) resources["gpuMemory"] = a.gpu_memory;
   if (!a.gpu_model.empty()) resources["gpuModel"] = a.gpu_model;
+  if (!a.gpu_sharing.empty()) resources["gpuSharing"] = a.gpu_sharing;
+  if (!a.gpu_memory_burst.empty()) resources["gpuMemoryBurst"] = a.gpu_memory_burst;
   if (!a.cpus.empty()) resources["cpus"] = a.cpus;
   if (!a.memory.empty()) resources["memory"] = a.memory;
   json task = {{"name", "task"}, {"replicas", a.tasks}, {"command", a.command}};
@@ -82,6 +85,7 @@ std::string QuickJob(const SubmitArgs& a) {
   if (a.priority != 0) spec["priority"] = a.priority;
   if (a.max_restarts != 0) spec["restart"] = {{"maxRestarts", a.max_restarts}};
   if (!a.walltime.empty()) spec["walltime"] = a.walltime;
+  if (!a.checkpoint_signal.empty()) spec["checkpoint"] = {{"signal", a.checkpoint_signal}};
   json metadata = {{"name", a.name.empty() ? NameFrom(a.command) : a.name}};
   if (!a.queue.empty()) metadata["queue"] = a.queue;
   return json{{"apiVersion", "tessera/v1"}, {"kind", "Job"}, {"metadata", metadata}, {"spec", spec}}.dump();
@@ -261,6 +265,11 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_option("--gpus", args->gpus, "GPUs per task: whole (2) or a fraction (0.25)");
     cmd->add_option("--gpu-memory", args->gpu_memory, "GPU memory per GPU, e.g. 20Gi (needed with a fraction)");
     cmd->add_option("--gpu-model", args->gpu_model, "Accepted GPU models, e.g. H100|H200");
+    cmd->add_option("--gpu-sharing", args->gpu_sharing, "How a fraction shares its GPU: vgpu (default), mps, timeslice");
+    cmd->add_option("--gpu-memory-burst", args->gpu_memory_burst,
+                    "How far past --gpu-memory a vGPU fraction may burst, e.g. 8Gi (needs --checkpoint-signal)");
+    cmd->add_option("--checkpoint-signal", args->checkpoint_signal,
+                    "Signal that asks the job to checkpoint and give back burst memory, e.g. SIGUSR1");
     cmd->add_option("-n,--tasks", args->tasks, "Tasks (ranks) in the gang")->check(CLI::PositiveNumber);
     cmd->add_option("--cpus", args->cpus, "CPUs per task");
     cmd->add_option("--memory", args->memory, "Memory per task, e.g. 16Gi");

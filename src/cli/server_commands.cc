@@ -107,6 +107,7 @@ struct AgentArgs {
   double heartbeat_s = 1;
   double grace_s = 10;
   bool no_cgroups = false;
+  double max_burst_s = 300;
 };
 
 void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
@@ -121,12 +122,20 @@ void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
   cmd->add_option("--heartbeat", args->heartbeat_s, "Seconds between status reports")->capture_default_str();
   cmd->add_option("--grace", args->grace_s, "Seconds between SIGTERM and SIGKILL when a task is stopped")->capture_default_str();
   cmd->add_flag("--no-cgroups", args->no_cgroups, "Run tasks without CPU and memory limits");
+  cmd->add_option("--gpu-sharing", args->agent.sharing.modes,
+                  "How fractions may share this node's GPUs: vgpu, mps, timeslice (comma-separated) or exclusive "
+                  "(default: vgpu,timeslice, and mps where nvidia-cuda-mps-control is installed)");
+  cmd->add_option("--vgpu-library", args->agent.sharing.vgpu_library,
+                  "The vGPU shim (default: libtessera-vgpu.so beside the tessera binary)");
+  cmd->add_option("--max-burst", args->max_burst_s, "Seconds a vGPU task may hold memory past its cap")
+      ->capture_default_str();
 }
 
 void FinishAgentOptions(AgentArgs& args) {
   args.agent.heartbeat = std::chrono::milliseconds(static_cast<std::int64_t>(args.heartbeat_s * 1000));
   args.agent.grace = std::chrono::milliseconds(static_cast<std::int64_t>(args.grace_s * 1000));
   args.agent.cgroups = !args.no_cgroups;
+  args.agent.sharing.max_burst = std::chrono::seconds(static_cast<std::int64_t>(args.max_burst_s));
 }
 
 void RunAgent(AgentArgs& args) {

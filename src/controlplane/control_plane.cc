@@ -77,6 +77,8 @@ void ControlPlane::EnsureState() {
     spec.numa_sockets = std::max<std::int32_t>(1, static_cast<std::int32_t>(numa.size()));
     spec.nvlink_domains = std::max<std::int32_t>(1, static_cast<std::int32_t>(nvlink.size()));
     spec.leaf = inv.leaf;
+    spec.sharing = {};
+    for (const std::string& mode : inv.gpu_sharing) spec.sharing.Add(*model::ParseGpuSharing(mode));  // checked at registration
     spec.spine = inv.spine;
     specs.push_back(std::move(spec));
   }
@@ -234,6 +236,11 @@ json ControlPlane::NodeJson(const NodeRecord& node) const {
       for (std::int32_t i = 0; i < n.gpu_count && i < static_cast<std::int32_t>(gpus.size()); ++i) {
         const model::Gpu& g = state_->cluster().gpu(n.gpu(i));
         gpus[static_cast<std::size_t>(i)]["allocatedMilli"] = g.used_milli;
+        gpus[static_cast<std::size_t>(i)]["allocatedMemory"] = g.used_memory;
+        if (g.fraction_tenants > 0) gpus[static_cast<std::size_t>(i)]["sharedAs"] = model::ToString(g.shared_as);
+        if (auto b = node.burst_memory.find(i); b != node.burst_memory.end()) {
+          gpus[static_cast<std::size_t>(i)]["burstMemory"] = b->second;
+        }
         allocated_milli += g.used_milli;
       }
     }

@@ -87,6 +87,12 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         a.gpu_memory = t.gpu_memory;
         a.cpu_milli = t.cpu_milli;
         a.memory = t.memory;
+        if (group.request.fractional()) {
+          a.gpu_sharing = model::ToString(group.request.sharing);
+          a.gpu_memory_burst = group.request.gpu_memory_burst;
+        }
+        a.checkpoint_signal = job.checkpoint_signal;
+        a.checkpoint_grace_ms = job.checkpoint_grace * 1000;
         t.assignment_json = api::ToJson(a).dump();
       }
       out += (first ? "" : ",") + t.assignment_json;
@@ -105,6 +111,11 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
   if (inventory->name != name) return reply(net::ErrorResponse(400, "name: '" + inventory->name + "' does not match the path's node '" + name + "'"));
   if (!ValidNodeName(name)) return reply(net::ErrorResponse(400, "name: '" + name + "' is not a valid node name (letters, digits, '-', '.', '_')"));
   if (inventory->address.empty()) inventory->address = request.remote_address;
+  for (const std::string& mode : inventory->gpu_sharing) {
+    if (Result<model::GpuSharing> m = model::ParseGpuSharing(mode); !m.ok()) {
+      return reply(net::ErrorResponse(400, "gpuSharing: " + m.status().message()));
+    }
+  }
 
   std::lock_guard lock(mu_);
   EnsureState();
@@ -165,6 +176,7 @@ void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
     // A lost node must register again: its inventory may have changed.
     return reply(net::ErrorResponse(404, "node " + name + " was marked lost; register again"));
   }
+  node.burst_memory = report->burst_memory;
   for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
   if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));
   Commit([this, name, reply]() {

@@ -69,6 +69,7 @@ struct NodeRecord {
   std::int64_t last_heartbeat_ms = 0;
   std::int64_t registered_ms = 0;
   std::int64_t revision = 0;            // bumped whenever the node's assignment set changes
+  std::map<std::int32_t, std::int64_t> burst_memory;  // per local GPU, as last reported
 };
 
 }  // namespace tessera::controlplane

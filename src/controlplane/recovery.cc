@@ -129,7 +129,8 @@ Status ControlPlane::Recover() {
         placement.index = task.index;
         placement.node = *node;
         for (const std::int32_t g : task.gpus) {
-          placement.gpus.push_back({state_->cluster().node(*node).gpu(g), task.gpu_milli, task.gpu_memory});
+          placement.gpus.push_back({state_->cluster().node(*node).gpu(g), task.gpu_milli, task.gpu_memory,
+                                    job.groups.at(static_cast<std::size_t>(task.group)).request.sharing});
         }
         placement.cpu_milli = task.cpu_milli;
         placement.memory = task.memory;

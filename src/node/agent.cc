@@ -18,6 +18,7 @@
 #include "node/launch/cgroups.h"
 #include "node/launch/task_process.h"
 #include "node/task_journal.h"
+#include "vgpu/memory_ledger.h"
 
 namespace tessera::node {
 
@@ -51,6 +52,7 @@ struct LocalTask {
   std::int32_t exit_code = 0;
   std::string message;
   bool terminating = false;
+  bool evicting = false;              // being stopped by the node's own rules (a burst not given back)
   std::string log_base;               // <logs>/<job>/<task>.<attempt>
   std::int64_t shipped[2] = {0, 0};   // stdout, stderr bytes the server has
 };
@@ -70,6 +72,7 @@ class Agent::Impl {
     fs::create_directories(options_.data_dir, ec);
     if (ec) return Status(StatusCode::kFailedPrecondition, "cannot create the agent's data directory " + options_.data_dir + ": " + ec.message());
     TESSERA_RETURN_IF_ERROR(OpenGpus());
+    TESSERA_RETURN_IF_ERROR(OpenSharing());
     if (options_.cgroups) {
       cgroups_ = Cgroups::Detect("tessera-" + options_.name);
       findings_.push_back(cgroups_->Describe());
@@ -100,7 +103,8 @@ class Agent::Impl {
         woken_ = false;
       }
       if (!registered_ && !Register(client)) continue;
-      const bool changed = Reconcile();
+      bool changed = Reconcile();
+      changed = EnforceBursts() || changed;
       ShipLogs(client);
       if (changed || std::chrono::steady_clock::now() - last_report >= options_.heartbeat) {
         if (SendStatus(client)) last_report = std::chrono::steady_clock::now();
@@ -149,6 +153,18 @@ class Agent::Impl {
       inventory_.gpus.push_back({g.index, g.uuid, g.model, g.memory_bytes, g.numa_node, g.nvlink_domain, g.healthy});
     }
     findings_.push_back("GPUs: " + inventory_.provider);
+    return Status::Ok();
+  }
+
+  Status OpenSharing() {
+    SharingOptions sharing = options_.sharing;
+    sharing.data_dir = options_.data_dir;
+    std::vector<SharedGpu> gpus;
+    for (const api::GpuInventory& g : inventory_.gpus) gpus.push_back({g.index, g.uuid, g.memory});
+    Result<std::unique_ptr<SharedGpus>> shared = SharedGpus::Create(sharing, std::move(gpus), &findings_);
+    if (!shared.ok()) return shared.status();
+    sharing_ = std::move(*shared);
+    inventory_.gpu_sharing = sharing_->modes();
     return Status::Ok();
   }
 
@@ -242,6 +258,7 @@ class Agent::Impl {
       if (!status) continue;
       t.exited = true;
       t.exit_code = *status;
+      sharing_->Release(t.assignment);
       if (cgroups_ && !t.process->cgroup().empty()) {
         if (cgroups_->OomKilled(t.process->cgroup())) t.message = "killed: out of memory (limit " + std::to_string(t.assignment.memory) + " bytes)";
         cgroups_->Remove(t.process->cgroup());
@@ -273,6 +290,36 @@ class Agent::Impl {
     return changed;
   }
 
+  // The burst rules of vGPU tasks: ask with the checkpoint signal, then evict.
+  // True when a task was evicted (its report changes once it has exited).
+  bool EnforceBursts() {
+    const auto contract = [this](const api::TaskKey& key) {
+      const auto it = tasks_.find(key);
+      if (it == tasks_.end()) return CheckpointContract{};
+      const api::Assignment& a = it->second.assignment;
+      return CheckpointContract{a.checkpoint_signal > 0, a.checkpoint_grace_ms * 1'000'000};
+    };
+    bool evicted = false;
+    for (const auto& [key, decision] : sharing_->CheckBursts(vgpu::MonotonicNanos(), contract)) {
+      const auto it = tasks_.find(key);
+      if (it == tasks_.end()) continue;
+      LocalTask& t = it->second;
+      if (t.exited || t.terminating || t.evicting) continue;
+      if (decision.action == BurstDecision::Action::kAsk) {
+        Log(options_.name, t.assignment.task_name + " of job " + std::to_string(key.job) + ": asked to give back burst memory: " + decision.reason);
+        t.process->Signal(t.assignment.checkpoint_signal);
+      } else {
+        Log(options_.name, t.assignment.task_name + " of job " + std::to_string(key.job) + ": " + decision.reason);
+        t.evicting = true;
+        t.lost = true;  // requeued without using up a restart: the node took the memory back
+        t.message = decision.reason;
+        t.process->Terminate(options_.grace);
+        evicted = true;
+      }
+    }
+    return evicted;
+  }
+
   bool GpusBusy(const api::Assignment& a) const {
     for (const auto& [key, t] : tasks_) {
       if (t.exited || !t.terminating) continue;
@@ -301,6 +348,12 @@ class Agent::Impl {
     std::error_code ec;
     fs::create_directories(checkpoints, ec);
     spec.env["TESSERA_CHECKPOINT_DIR"] = fs::absolute(checkpoints, ec).string();
+    if (Status shared = sharing_->Prepare(a, spec.env); !shared.ok()) {
+      t.exited = true;
+      t.exit_code = 127;
+      t.message = "cannot share the GPU: " + shared.message();
+      return;
+    }
     spec.working_dir = !a.working_dir.empty() ? a.working_dir
                                               : (fs::path(options_.data_dir) / "work" / (std::to_string(a.key.job) + "-" + a.task_name)).string();
     spec.stdout_path = t.log_base + ".stdout";
@@ -324,6 +377,7 @@ class Agent::Impl {
 
   bool SendStatus(net::HttpClient& client) {
     api::StatusReport report;
+    report.burst_memory = sharing_->BurstMemory();
     for (const auto& [key, t] : tasks_) {
       if (t.terminating && !t.exited) continue;  // being stopped: the server has let it go
       report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost});
@@ -388,6 +442,7 @@ class Agent::Impl {
   net::Endpoint endpoint_;
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<Cgroups> cgroups_;
+  std::unique_ptr<SharedGpus> sharing_;
   TaskJournal journal_;
   api::NodeInventory inventory_;
   std::vector<std::string> findings_;

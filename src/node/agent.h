@@ -24,6 +24,7 @@
 
 #include "base/status.h"
 #include "node/gpu/gpu_provider.h"
+#include "node/sharing/shared_gpus.h"
 
 namespace tessera::node {
 
@@ -42,6 +43,7 @@ struct AgentOptions {
   std::chrono::milliseconds heartbeat{1'000};
   std::chrono::milliseconds grace{10'000};  // SIGTERM -> SIGKILL
   bool cgroups = true;
+  SharingOptions sharing;  // its data_dir is the agent's
 };
 
 class Agent {

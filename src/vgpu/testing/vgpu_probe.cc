@@ -11,8 +11,13 @@
 //   tessera-vgpu-probe info
 //       total=... free=... device_total=...      (what cuMemGetInfo/cuDeviceTotalMem answer)
 //   tessera-vgpu-probe alloc CHUNK [--count N] [--api alloc|async|pool|create|managed|pitch] [--hold S]
+//                             [--give-back-on SIGNAL --keep K]
 //       allocates CHUNK bytes at a time until N chunks or a failure, prints
-//       allocated=BYTES chunks=K result=CODE, holds them S seconds, frees them
+//       allocated=BYTES chunks=K result=CODE, holds them S seconds, frees them;
+//       on SIGNAL while holding, frees all but K chunks and prints gave_back=BYTES
+//       (a task answering its checkpoint signal by returning burst memory)
+//   tessera-vgpu-probe bench-alloc COUNT CHUNK
+//       COUNT cuMemAlloc + cuMemFree pairs of CHUNK bytes; prints ns_per_alloc_free
 //   tessera-vgpu-probe launch SECONDS [--blocks B] [--iterations I] [--warmup W]
 //       launches kernels of B blocks (each thread spinning I times) for
 //       SECONDS; prints kernels_per_s and, on the stand-in, the utilization it
@@ -23,7 +28,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +44,9 @@
 using namespace tessera::vgpu::cuda;  // NOLINT(google-build-using-namespace)
 
 namespace {
+
+volatile sig_atomic_t g_asked = 0;
+void OnAsked(int) { g_asked = 1; }
 
 using cuDeviceGet_t = CUresult (*)(CUdevice*, int);
 using cuDevicePrimaryCtxRetain_t = CUresult (*)(CUcontext*, CUdevice);
@@ -148,8 +158,7 @@ int Alloc(Driver& d, const std::vector<std::string>& args) {
   }
   std::printf("allocated=%zu chunks=%zu result=%d\n", held.size() * chunk, held.size(), result);
   std::fflush(stdout);
-  std::this_thread::sleep_for(std::chrono::milliseconds(Arg(args, "--hold", 0) * 1000));
-  for (CUdeviceptr p : held) {
+  const auto free_one = [&](CUdeviceptr p) {
     if (api == "create") {
       Check(d.Get<cuMemRelease_t>("cuMemRelease", "cuMemRelease")(p), "cuMemRelease");
     } else if (api == "async" || api == "pool") {
@@ -157,8 +166,38 @@ int Alloc(Driver& d, const std::vector<std::string>& args) {
     } else {
       Check(d.Get<cuMemFree_v2_t>("cuMemFree", "cuMemFree_v2")(p), "cuMemFree");
     }
+  };
+  if (const std::int64_t signal = Arg(args, "--give-back-on", 0); signal > 0) std::signal(static_cast<int>(signal), OnAsked);
+  const auto keep = static_cast<std::size_t>(Arg(args, "--keep", 0));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(Arg(args, "--hold", 0));
+  while (std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (g_asked && held.size() > keep) {
+      const std::size_t returned = held.size() - keep;
+      for (std::size_t i = keep; i < held.size(); ++i) free_one(held[i]);
+      held.resize(keep);
+      std::printf("gave_back=%zu\n", returned * chunk);
+      std::fflush(stdout);
+    }
   }
+  for (CUdeviceptr p : held) free_one(p);
   return result == CUDA_SUCCESS || result == CUDA_ERROR_OUT_OF_MEMORY ? 0 : 2;
+}
+
+int BenchAlloc(Driver& d, const std::vector<std::string>& args) {
+  const std::int64_t count = std::strtoll(args.at(1).c_str(), nullptr, 10);
+  const auto chunk = static_cast<std::size_t>(std::strtoull(args.at(2).c_str(), nullptr, 10));
+  const auto alloc = d.Get<cuMemAlloc_v2_t>("cuMemAlloc", "cuMemAlloc_v2");
+  const auto free = d.Get<cuMemFree_v2_t>("cuMemFree", "cuMemFree_v2");
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < count; ++i) {
+    CUdeviceptr p = 0;
+    Check(alloc(&p, chunk), "cuMemAlloc");
+    Check(free(p), "cuMemFree");
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  std::printf("ns_per_alloc_free=%.0f\n", ns / static_cast<double>(std::max<std::int64_t>(count, 1)));
+  return 0;
 }
 
 int Launch(Driver& d, const std::vector<std::string>& args) {
@@ -234,6 +273,7 @@ int main(int argc, char** argv) {
   if (args[0] == "info") return Info(d);
   if (args[0] == "alloc" && args.size() >= 2) return Alloc(d, args);
   if (args[0] == "launch" && args.size() >= 2) return Launch(d, args);
+  if (args[0] == "bench-alloc" && args.size() >= 3) return BenchAlloc(d, args);
   std::fprintf(stderr, "probe: unknown command %s\n", args[0].c_str());
   return 2;
 }
