@@ -91,11 +91,36 @@ Result<WorkloadJob> ParseJob(const json& line) {
   TESSERA_RETURN_IF_ERROR(quantity("cpus", ParseMilli, 1000.0, &group.request.cpu_milli));
   TESSERA_RETURN_IF_ERROR(quantity("memory", ParseBytes, 1.0, &group.request.memory));
   TESSERA_RETURN_IF_ERROR(quantity("gpuMemory", ParseBytes, 1.0, &group.request.gpu_memory));
+  TESSERA_RETURN_IF_ERROR(quantity("gpuMemoryBurst", ParseBytes, 1.0, &group.request.gpu_memory_burst));
+  const auto read_sharing = [&](const json& v) -> Status {
+    std::string name;
+    if (Status s = text(v, &name); !s.ok()) return s;
+    Result<model::GpuSharing> sharing = model::ParseGpuSharing(name);
+    if (!sharing.ok()) return sharing.status();
+    group.request.sharing = *sharing;
+    return Status::Ok();
+  };
+  const auto read_signal = [&](const json& v) -> Status {
+    std::string name;
+    if (Status s = text(v, &name); !s.ok()) return s;
+    const std::optional<std::int32_t> signal = model::ParseCheckpointSignal(name);
+    if (!signal) return InvalidArgument("unknown checkpoint signal '" + name + "' (" + model::kCheckpointSignalNames + ")");
+    w.job.checkpoint_signal = *signal;
+    return Status::Ok();
+  };
+  TESSERA_RETURN_IF_ERROR(field("gpuSharing", read_sharing));
+  TESSERA_RETURN_IF_ERROR(field("checkpointSignal", read_signal));
   if (group.request.gpu_milli > 1000 && group.request.gpu_milli % 1000) {
     return InvalidArgument("gpus: above one GPU, ask for whole GPUs");
   }
   if (group.request.fractional() && group.request.gpu_memory == 0) {
     return InvalidArgument("gpuMemory: a fraction of a GPU needs gpuMemory, the memory cap on the shared GPU");
+  }
+  if (group.request.gpu_memory_burst > 0 && (!group.request.fractional() || group.request.sharing != model::GpuSharing::kVgpu)) {
+    return InvalidArgument("gpuMemoryBurst: a memory burst is for a fraction of a GPU shared as vgpu");
+  }
+  if (group.request.gpu_memory_burst > 0 && w.job.checkpoint_signal == 0) {
+    return InvalidArgument("gpuMemoryBurst: a burst must be given back on request: name a checkpointSignal");
   }
   if (!topology.empty()) {
     const auto level = model::ParseTopologyLevel(topology);

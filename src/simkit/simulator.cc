@@ -36,6 +36,13 @@ class Run {
   Status Submit(const WorkloadJob& w, Time now);
   void Cycle(Time now);
   void Sample(Time now);
+  // What a job that ran `ran` keeps when stopped without warning: what its
+  // periodic checkpoints saved.
+  static Seconds Saved(const model::Job& job, Seconds ran) {
+    return job.checkpoint_interval > 0 ? ran / job.checkpoint_interval * job.checkpoint_interval : 0;
+  }
+  // Ends a job's current run at `now`, keeping `kept` of it; the rest is lost work.
+  void Halt(model::JobId id, Time now, Seconds kept);
   // Stops a job that lost its GPUs at `now`: it keeps what its periodic
   // checkpoints saved and goes back to pending.
   void Interrupt(model::JobId id, Time now);
@@ -57,6 +64,7 @@ class Run {
   Time next_failure_ = kNever;
   Time next_sample_ = 0;
   std::size_t ended_ = 0;
+  BurstModel bursts_{options_.max_burst};
 };
 
 Status Run::Submit(const WorkloadJob& w, Time now) {
@@ -76,22 +84,26 @@ Status Run::Submit(const WorkloadJob& w, Time now) {
   return Status::Ok();
 }
 
+void Run::Halt(model::JobId id, Time now, Seconds kept) {
+  const std::size_t j = id.index();
+  const Seconds ran = now - started_[j];
+  done_[j] += kept;
+  result_.jobs[j].ran += ran;
+  result_.lost_gpu_seconds += static_cast<double>(result_.jobs[j].gpu_milli) / 1000.0 * static_cast<double>(ran - kept);
+  ++epoch_[j];
+  bursts_.Stop(id, now);
+}
+
 void Run::Cycle(Time now) {
   sched::NullBinder binder;
   const sched::CycleResult cycle = scheduler_.RunCycle(state_, now, binder);
   ++result_.cycles;
   for (const sched::Eviction& e : cycle.evictions) {
     const std::size_t j = e.victim.index();
-    const model::Job& job = state_.job(e.victim);
     const Seconds ran = now - started_[j];
-    Seconds kept = ran;
-    if (!options_.keep_progress_on_preempt) kept = job.checkpoint_interval > 0 ? ran / job.checkpoint_interval * job.checkpoint_interval : 0;
-    done_[j] += kept;
-    result_.jobs[j].ran += ran;
-    result_.lost_gpu_seconds += static_cast<double>(result_.jobs[j].gpu_milli) / 1000.0 * static_cast<double>(ran - kept);
+    Halt(e.victim, now, options_.keep_progress_on_preempt ? ran : Saved(state_.job(e.victim), ran));
     ++result_.jobs[j].preemptions;
     ++result_.preemptions;
-    ++epoch_[j];
   }
   for (const sched::Outcome& o : cycle.outcomes) {
     if (o.verdict != sched::Verdict::kPlaced || state_.job(o.job).state != model::JobState::kRunning) continue;
@@ -107,20 +119,16 @@ void Run::Cycle(Time now) {
       restarting_[j] = 0;
     }
     ends_.push(End{now + remaining, o.job.value(), epoch_[j]});
+    bursts_.Start(state_, o.job, now);
   }
+  bursts_.Enforce(state_, now);  // new tenants may need what bursts borrowed
   Sample(now);
 }
 
 void Run::Interrupt(model::JobId id, Time now) {
   const std::size_t j = id.index();
-  const model::Job& job = state_.job(id);
-  const Seconds ran = now - started_[j];
-  const Seconds kept = job.checkpoint_interval > 0 ? ran / job.checkpoint_interval * job.checkpoint_interval : 0;
-  done_[j] += kept;
-  result_.jobs[j].ran += ran;
-  result_.lost_gpu_seconds += static_cast<double>(result_.jobs[j].gpu_milli) / 1000.0 * static_cast<double>(ran - kept);
+  Halt(id, now, Saved(state_.job(id), now - started_[j]));
   ++result_.jobs[j].failures;
-  ++epoch_[j];
   restarting_[j] = 1;
   static_cast<void>(state_.Requeue(id, now));  // unlimited restarts under the failure model
 }
@@ -188,7 +196,7 @@ Result<SimResult> Run::Go() {
     const bool busy = !state_.jobs().running().empty() || next_submit < jobs.size();
     if (busy) {
       if (next_failure_ < last) schedule_failure(last);  // the clock never goes back
-      now = std::min(now, next_failure_);
+      now = std::min(now, std::min(next_failure_, bursts_.next_expiry()));
     }
     if ((busy || !state_.jobs().pending().empty()) && !repairs_.empty()) now = std::min(now, repairs_.top().time);
     if (now == kNever) break;
@@ -204,6 +212,7 @@ Result<SimResult> Run::Go() {
       const auto id = model::JobId(end.job);
       if (end.epoch != epoch_[id.index()] || state_.job(id).state != model::JobState::kRunning) continue;
       state_.Finish(id, model::JobState::kSucceeded);
+      bursts_.Stop(id, now);
       result_.jobs[id.index()].end = now;
       result_.jobs[id.index()].ran += now - started_[id.index()];
       ++result_.events;
@@ -219,6 +228,7 @@ Result<SimResult> Run::Go() {
       schedule_failure(now);
       changed = true;
     }
+    if (now == bursts_.next_expiry()) bursts_.Enforce(state_, now);
     for (; next_submit < jobs.size() && jobs[next_submit].submit == now; ++next_submit) {
       TESSERA_RETURN_IF_ERROR(Submit(jobs[next_submit], now));
       ++result_.events;
@@ -237,6 +247,8 @@ Result<SimResult> Run::Go() {
     }
   }
   if (options_.on_progress) options_.on_progress(1.0);
+  bursts_.Stop(model::JobId(), last);  // accrues the borrowed memory up to the end
+  result_.bursts = bursts_.stats();
   return std::move(result_);
 }
 

@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "sched/config.h"
 #include "sched/state.h"
+#include "simkit/burst_model.h"
 #include "simkit/workload.h"
 
 namespace tessera::simkit {
@@ -45,6 +46,7 @@ struct SimOptions {
   Seconds sample_interval = 0;          // time-series resolution; 0: every cycle
   std::function<void(double done)> on_progress;  // fraction of jobs ended, called now and then
   FailureModel failures;
+  Seconds max_burst = 300;  // how long a vGPU burst may last (the agent's --max-burst)
 };
 
 struct JobRecord {
@@ -76,6 +78,7 @@ struct SimResult {
   double lost_gpu_seconds = 0;
   std::int64_t preemptions = 0;
   std::int64_t failures = 0;  // hardware interruptions injected
+  BurstStats bursts;          // vGPU memory bursts (simkit/burst_model.h)
   std::int64_t events = 0;
   std::int64_t cycles = 0;
 };

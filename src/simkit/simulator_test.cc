@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,6 +55,50 @@ const JobRecord& Record(const SimResult& r, const std::string& name) {
 // (8 GPUs, 10 s) wait. FIFO runs b then c; oracle SJF runs c then b.
 Workload ThreeJobs() {
   return Workload{"test", {Job("a", 0, 100, 8), Job("b", 1, 50, 8), Job("c", 2, 10, 8)}};
+}
+
+// A vGPU half of a GPU that bursts: 30 GiB guaranteed, up to 40 GiB more.
+WorkloadJob Burster(std::string name, Time submit, Seconds duration) {
+  WorkloadJob w = Job(std::move(name), submit, duration, 0);
+  model::TaskRequest& r = w.job.groups[0].request;
+  r.gpu_milli = 500;
+  r.gpu_memory = std::int64_t{30} << 30;
+  r.gpu_memory_burst = std::int64_t{40} << 30;
+  w.job.checkpoint_signal = SIGUSR1;
+  return w;
+}
+
+WorkloadJob Half(std::string name, Time submit, Seconds duration) {
+  WorkloadJob w = Job(std::move(name), submit, duration, 0);
+  w.job.groups[0].request.gpu_milli = 500;
+  w.job.groups[0].request.gpu_memory = std::int64_t{30} << 30;
+  return w;
+}
+
+constexpr double kGiBSecond = 1.0 / 3600;  // one GiB held for a second, in GiB-hours
+
+TEST(SimulatorTest, ABurstIsGivenBackWhenATenantNeedsTheMemory) {
+  // One 80 GiB GPU: the burster borrows 40 GiB at 0; at 10 the owner's 30 GiB
+  // no longer fit beside it, and the burster, asked with its checkpoint
+  // signal, gives its burst back and runs on.
+  const Workload w{"test", {Burster("burster", 0, 1000), Half("owner", 10, 100)}};
+  auto r = Simulate(State("1 nodes x 1 GPUs, 80Gi per GPU"), w, Policy("fifo"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->bursts.bursts, 1);
+  EXPECT_EQ(r->bursts.given_back, 1);
+  EXPECT_NEAR(r->bursts.byte_seconds / static_cast<double>(std::int64_t{1} << 30) / 3600, 40 * 10 * kGiBSecond, 1e-9);
+  EXPECT_EQ(Record(*r, "burster").end, 1000) << "it was never stopped";
+  EXPECT_EQ(Record(*r, "owner").first_start, 10);
+}
+
+TEST(SimulatorTest, ABurstEndsAtTheNodesLimit) {
+  SimOptions options = Policy("fifo");
+  options.max_burst = 100;
+  const Workload w{"test", {Burster("burster", 0, 1000)}};
+  auto r = Simulate(State("1 nodes x 1 GPUs, 80Gi per GPU"), w, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->bursts.given_back, 1);
+  EXPECT_NEAR(r->bursts.byte_seconds / static_cast<double>(std::int64_t{1} << 30) / 3600, 40 * 101 * kGiBSecond, 1e-9);
 }
 
 TEST(SimulatorTest, FifoGolden) {

@@ -76,6 +76,9 @@ nlohmann::json Summarize(const SimResult& result, double wall_s) {
   summary["goodput_ratio"] = ran > 0 ? useful / ran : 0.0;
   summary["effective_time_ratio"] = span > 0 ? useful / span : 0.0;
   summary["lost_gpu_hours"] = result.lost_gpu_seconds / 3600.0;
+  summary["burst_gib_hours"] = result.bursts.byte_seconds / 3600.0 / static_cast<double>(std::int64_t{1} << 30);
+  summary["bursts"] = result.bursts.bursts;
+  summary["bursts_given_back"] = result.bursts.given_back;
   summary["cycles"] = result.cycles;
   summary["events"] = result.events;
   summary["wall_s"] = wall_s;
@@ -93,6 +96,9 @@ void Merge(SimResult& total, SimResult part) {
   total.lost_gpu_seconds += part.lost_gpu_seconds;
   total.preemptions += part.preemptions;
   total.failures += part.failures;
+  total.bursts.byte_seconds += part.bursts.byte_seconds;
+  total.bursts.bursts += part.bursts.bursts;
+  total.bursts.given_back += part.bursts.given_back;
   total.events += part.events;
   total.cycles += part.cycles;
   // Each series is a step function: at every sample time of either, the sum

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# What only a machine with an NVIDIA GPU can prove (docs/gpu-sharing.md):
+#   1. NVML discovery: scripts/gpu/check-nvml.sh, then `tessera up` on NVML and
+#      the agent's inventory as the server shows it;
+#   2. the vGPU shim against the real driver: a driver-API program
+#      (tessera-vgpu-probe, PTX kernel, no CUDA toolkit needed) sees the cap
+#      as the GPU's size and cannot allocate past it, through cuGetProcAddress
+#      and through dlsym; cap precision with 64 MiB chunks;
+#   3. PyTorch under the shim, where torch is installed: torch.cuda.mem_get_info
+#      shows the cap and a tensor past it raises OutOfMemoryError;
+#   4. compute shares: the probe alone, then two probes sharing the GPU at
+#      30% and 70%, each reporting kernels per second (share = rate / alone);
+#   5. overhead: alloc+free and kernel launch, with and without the shim.
+# Prints every figure; exits non-zero when a check fails, 77 without a GPU.
+# Usage: scripts/gpu-check.sh   (builds build/release first; about 2 minutes)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+fail=0
+check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fail=1; fi; }
+field() { grep -o "$1=[0-9.]*" <<<"$2" | head -1 | cut -d= -f2; }
+
+command -v nvidia-smi >/dev/null || { echo "gpu-check: no nvidia-smi: run this on a machine with an NVIDIA GPU" >&2; exit 77; }
+nvidia-smi -L
+scripts/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release --target tessera tessera-gpu-probe tessera-vgpu tessera-vgpu-probe >/dev/null || exit 1
+BIN=build/release
+PROBE=$BIN/tessera-vgpu-probe
+SHIM=$PWD/$BIN/libtessera-vgpu.so
+WORK=$(mktemp -d)
+trap 'kill $UP 2>/dev/null; rm -rf "$WORK"' EXIT
+GiB=1073741824
+
+echo "== 1. NVML discovery"
+scripts/gpu/check-nvml.sh >"$WORK/nvml.txt" 2>&1; check "check-nvml.sh" "[ $? -eq 0 ]"
+tail -3 "$WORK/nvml.txt"
+port=$((20000 + RANDOM % 20000))
+$BIN/tessera up --listen 127.0.0.1:$port --data-dir "$WORK/up" >"$WORK/up.log" 2>&1 &
+UP=$!
+for _ in $(seq 50); do $BIN/tessera nodes --server http://127.0.0.1:$port -o json >"$WORK/nodes.json" 2>/dev/null && \
+  [ "$(jq '.nodes | length' "$WORK/nodes.json")" -ge 1 ] && break; sleep 0.2; done
+jq -c '.nodes[0] | {provider, gpuSharing, gpus: [.gpus[] | {index, model, memory, uuid}]}' "$WORK/nodes.json"
+check "the agent found every GPU through NVML" \
+  "[ \"\$(jq '.nodes[0].gpus | length' $WORK/nodes.json)\" = \"\$(nvidia-smi -L | grep -c '^GPU ')\" ] && jq -e '.nodes[0].provider | test(\"NVML\")' $WORK/nodes.json >/dev/null"
+kill $UP 2>/dev/null; wait $UP 2>/dev/null
+
+echo "== 2. the shim against the real driver (GPU 0, cap 4 GiB)"
+task() { env CUDA_VISIBLE_DEVICES=0 LD_PRELOAD="$SHIM" TESSERA_VGPU_TASK="check-$1" TESSERA_VGPU_LEDGERS="$WORK/gpu-0-$1.ledger" \
+             TESSERA_VGPU_MEMORY_LIMIT=$((4 * GiB)) TESSERA_VGPU_NVML_INDICES=0 "${@:2}"; }
+plain=$(CUDA_VISIBLE_DEVICES=0 $PROBE info); echo "without the shim: $plain"
+for lookup in --default --direct; do
+  info=$(task "info$lookup" $PROBE $lookup info); echo "with the shim ($lookup): $info"
+  check "cuMemGetInfo/cuDeviceTotalMem show the cap ($lookup)" \
+    "[ \"$(field total "$info")\" = $((4 * GiB)) ] && [ \"$(field device_total "$info")\" = $((4 * GiB)) ]"
+  alloc=$(task "alloc$lookup" $PROBE $lookup alloc $GiB --count 10 2>"$WORK/err"); echo "$alloc"; head -1 "$WORK/err"
+  check "allocation past the cap fails cleanly ($lookup)" "grep -q 'allocated=$((4 * GiB)) chunks=4 result=2' <<<'$alloc'"
+done
+for api in async create managed; do
+  alloc=$(task "api-$api" $PROBE alloc $GiB --count 10 --api $api 2>/dev/null)
+  check "cap holds for $api" "grep -q 'allocated=$((4 * GiB)) chunks=4 result=2' <<<'$alloc'"
+done
+precise=$(task precision $PROBE alloc $((64 << 20)) --count 1000 2>/dev/null)
+echo "cap precision: $(field allocated "$precise") of $((4 * GiB)) bytes allocated in 64 MiB chunks"
+
+echo "== 3. PyTorch under the shim"
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  torch_out=$(task torch python3 - <<'PY' 2>&1
+import torch
+free, total = torch.cuda.mem_get_info()
+print(f"mem_get_info free={free} total={total}")
+x = torch.empty(3 * 2**30, dtype=torch.uint8, device="cuda")
+print("allocated 3 GiB")
+try:
+    y = torch.empty(2 * 2**30, dtype=torch.uint8, device="cuda")
+    print("UNEXPECTED: allocated 2 GiB more past the cap")
+except torch.cuda.OutOfMemoryError as e:
+    print("OutOfMemoryError past the cap:", str(e).splitlines()[0][:160])
+PY
+)
+  echo "$torch_out"
+  check "torch sees the 4 GiB vGPU" "grep -q 'total=$((4 * GiB))' <<<'$torch_out'"
+  check "torch cannot allocate past the cap" "grep -q 'OutOfMemoryError past the cap' <<<'$torch_out'"
+else
+  echo "PyTorch with CUDA is not installed here: skipped"
+fi
+
+echo "== 4. compute shares (10 s each)"
+launch="launch 10 --blocks 132 --iterations 200000 --warmup 2"
+alone=$(CUDA_VISIBLE_DEVICES=0 $PROBE $launch); echo "alone: $alone"
+task share30 env TESSERA_VGPU_COMPUTE_PERCENT=30 $PROBE $launch >"$WORK/s30" 2>&1 &
+p30=$!
+task share70 env TESSERA_VGPU_COMPUTE_PERCENT=70 $PROBE $launch >"$WORK/s70" 2>&1
+wait $p30
+base=$(field kernels_per_s "$alone")
+for s in 30 70; do
+  rate=$(field kernels_per_s "$(cat "$WORK/s$s")")
+  echo "asked ${s}%: $(cat "$WORK/s$s" | tail -1) -> $(awk -v r="$rate" -v b="$base" 'BEGIN{printf "%.1f", 100*r/b}')% of the GPU alone"
+done
+
+echo "== 5. overhead (median of 3)"
+median() { sort -n | sed -n 2p; }
+for mode in plain shim; do
+  run() { if [ $mode = shim ]; then task "bench-$RANDOM" "$@"; else CUDA_VISIBLE_DEVICES=0 "$@"; fi; }
+  a=$(for _ in 1 2 3; do field ns_per_alloc_free "$(run $PROBE bench-alloc 2000 $((2 << 20)))"; done | median)
+  l=$(for _ in 1 2 3; do field kernels_per_s "$(run $PROBE launch 2 --blocks 1 --iterations 1)"; done | median)
+  echo "$mode: alloc+free of 2 MiB ${a} ns; ${l} empty kernels/s"
+done
+
+exit $fail
