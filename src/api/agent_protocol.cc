@@ -178,13 +178,33 @@ json ToJson(const StatusReport& report) {
   }
   json bursts = json::object();
   for (const auto& [gpu, bytes] : report.burst_memory) bursts[std::to_string(gpu)] = bytes;
-  return {{"tasks", tasks}, {"burstMemory", bursts}};
+  json gpus = json::array();
+  for (const GpuTelemetry& g : report.gpus) {
+    gpus.push_back({{"index", g.index}, {"utilization", g.utilization}, {"memoryUsed", g.memory_used}});
+  }
+  return {{"tasks", tasks}, {"burstMemory", bursts}, {"gpus", gpus}};
 }
 
 Result<StatusReport> StatusReportFromJson(const json& value) {
-  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks", "burstMemory"});
+  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks", "burstMemory", "gpus"});
   if (!o.ok()) return o.status();
   StatusReport report;
+  if (o->Has("gpus")) {
+    auto gpus = o->Items("gpus");
+    if (!gpus.ok()) return gpus.status();
+    for (const auto& [path, item] : *gpus) {
+      Result<JsonObject> g = JsonObject::Read(*item, path, {"index", "utilization", "memoryUsed"}, {"index", "utilization"});
+      if (!g.ok()) return g.status();
+      GpuTelemetry t;
+      TESSERA_RETURN_IF_ERROR(g->ReadInt32("index", &t.index, 0, 63));
+      if (!g->Raw("utilization").is_number() || g->Raw("utilization").get<double>() < 0) {
+        return g->Error("utilization", "expected a percentage");
+      }
+      t.utilization = g->Raw("utilization").get<double>();
+      TESSERA_RETURN_IF_ERROR(g->ReadInt("memoryUsed", &t.memory_used, 0, kMaxI64));
+      report.gpus.push_back(t);
+    }
+  }
   if (o->Has("burstMemory")) {
     const json& bursts = o->Raw("burstMemory");
     if (!bursts.is_object()) return o->Error("burstMemory", "expected an object of GPU index -> bytes");

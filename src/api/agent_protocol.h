@@ -92,8 +92,16 @@ struct TaskReport {
   bool lost = false;
 };
 
+// One GPU's telemetry as of the report (the server's idle-GPU accounting).
+struct GpuTelemetry {
+  std::int32_t index = 0;
+  double utilization = 0;  // percent
+  std::int64_t memory_used = 0;
+};
+
 struct StatusReport {
   std::vector<TaskReport> tasks;
+  std::vector<GpuTelemetry> gpus;
   // Memory that vGPU tasks hold past their caps, per local GPU index (only GPUs with a burst).
   std::map<std::int32_t, std::int64_t> burst_memory;
 };

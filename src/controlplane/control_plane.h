@@ -32,6 +32,7 @@
 #include "api/agent_protocol.h"
 #include "controlplane/event_log.h"
 #include "controlplane/records.h"
+#include "controlplane/server_metrics.h"
 #include "net/http_types.h"
 #include "sched/scheduler.h"
 #include "store/commit_queue.h"
@@ -96,6 +97,7 @@ class ControlPlane {
   void DeleteQueue(const net::HttpRequest& request, Reply reply);
 
   net::HttpResponse ClusterSummary(const net::HttpRequest& request);  // GET /v1/cluster
+  net::HttpResponse Metrics(const net::HttpRequest& request);         // GET /metrics (metrics.cc)
   ControlPlaneStats stats() const;
 
  private:
@@ -166,6 +168,7 @@ class ControlPlane {
   std::map<std::string, NodeWaiter> node_waiters_;
   std::vector<EventWaiter> event_waiters_;
   ControlPlaneStats stats_;
+  std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
 
   std::condition_variable wake_scheduler_;
   std::condition_variable wake_housekeeping_;

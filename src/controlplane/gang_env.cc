@@ -43,6 +43,7 @@ std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::i
   env["TESSERA_JOB_ID"] = std::to_string(job_id);
   env["TESSERA_JOB_NAME"] = job.name;
   env["TESSERA_QUEUE"] = queue_path;
+  env["TESSERA_USER"] = record.user;
   env["TESSERA_TASK_NAME"] = self.name;
   env["TESSERA_TASK_INDEX"] = std::to_string(task);
   env["TESSERA_ATTEMPT"] = std::to_string(record.attempt);

@@ -85,6 +85,7 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
     writes_.push_back(store::Mutation::Put(store::Collection::kJobSpecs, store::NumericKey(id.value()), documents[i]));
     PersistJob(id);
     Emit("JobSubmitted", id.value(), "", "submitted by " + user + " to queue " + queue);
+    metrics_->submitted.Increment();
     accepted.push_back({{"id", id.value()}, {"name", state_->job(id).name}});
   }
   Commit([this, accepted, reply]() {

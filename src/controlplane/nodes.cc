@@ -202,6 +202,7 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
     if (all && record.running_ms == 0) {
       record.running_ms = NowMs();
       ++stats_.jobs_started;
+      if (record.attempt == 1) metrics_->submit_to_running.Observe(static_cast<double>(record.running_ms - record.submit_ms) / 1000.0);
       // The job record is not rewritten for this: the run is on disk already,
       // and after a restart the agents report their tasks running again
       // within a heartbeat (the event is kept, as every event is).

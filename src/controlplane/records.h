@@ -56,6 +56,7 @@ struct JobRecord {
   std::int64_t running_ms = 0;          // when all its tasks were reported running
   std::int64_t end_ms = 0;
   std::string message;                  // why it waits, or how it ended
+  std::string wait_reason;              // while pending: the last cycle's reason ("capacity", ...)
   bool tombstone = false;               // an id whose submission never reached the disk
 };
 

@@ -45,12 +45,14 @@ void ControlPlane::RunCycle() {
   for (const sched::Outcome& outcome : result.outcomes) {
     if (outcome.verdict == sched::Verdict::kPlaced) continue;
     records_[outcome.job.index()].message = sched::Explain(outcome, *state_);
+    records_[outcome.job.index()].wait_reason = sched::ToString(outcome.reason);
   }
   // Evictions precede the binds that depend on them (binder.h).
   for (const sched::Eviction& e : binder.evicted) {
     JobRecord& record = records_[e.victim.index()];
     const std::string why = std::string(e.reason == sched::EvictReason::kPreempt ? "preempted" : "reclaimed") +
                             " by job " + std::to_string(e.preemptor.value());
+    (e.reason == sched::EvictReason::kPreempt ? metrics_->preemptions : metrics_->reclaims).Increment();
     Detach(e.victim);
     record.tasks.clear();
     record.running_ms = 0;
@@ -67,7 +69,10 @@ void ControlPlane::RunCycle() {
     record.scheduled_ms = now;
     record.running_ms = 0;
     record.message.clear();
+    record.wait_reason.clear();
     record.tasks.clear();
+    metrics_->placements.Increment();
+    metrics_->queue_wait.Observe(static_cast<double>(now - record.submit_ms) / 1000.0);
     std::string where;
     for (const model::TaskPlacement& p : job.placements) {
       TaskRecord t;
@@ -92,6 +97,8 @@ void ControlPlane::RunCycle() {
   }
   ++stats_.cycles;
   stats_.last_cycle_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  metrics_->cycles.Increment();
+  metrics_->cycle_duration.Observe(stats_.last_cycle_ms / 1000.0);
   if (writes_.empty()) return;
   Commit([this, runs]() {
     for (const auto& [id, attempt] : runs) {

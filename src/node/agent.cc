@@ -14,7 +14,10 @@
 #include <thread>
 
 #include "api/json_reader.h"
+#include "metrics/exposition.h"
 #include "net/http_client.h"
+#include "net/http_server.h"
+#include "node/node_metrics.h"
 #include "node/launch/cgroups.h"
 #include "node/launch/task_process.h"
 #include "node/task_journal.h"
@@ -83,7 +86,7 @@ class Agent::Impl {
     if (!journal.ok()) return journal.status();
     journal_ = std::move(*journal);
     KillLeftovers();
-    return Status::Ok();
+    return ServeMetrics();
   }
 
   std::string Describe() const {
@@ -106,7 +109,9 @@ class Agent::Impl {
       bool changed = Reconcile();
       changed = EnforceBursts() || changed;
       ShipLogs(client);
-      if (changed || std::chrono::steady_clock::now() - last_report >= options_.heartbeat) {
+      const bool heartbeat_due = std::chrono::steady_clock::now() - last_report >= options_.heartbeat;
+      if (heartbeat_due) SampleTelemetry();
+      if (changed || heartbeat_due) {
         if (SendStatus(client)) last_report = std::chrono::steady_clock::now();
       }
     }
@@ -149,11 +154,77 @@ class Agent::Impl {
     inventory_.provider = gpus_->Describe() + (why_fake.empty() ? "" : "; " + why_fake);
     inventory_.cpu_milli = options_.cpu_milli > 0 ? options_.cpu_milli : std::int64_t{1000} * std::thread::hardware_concurrency();
     inventory_.memory = options_.memory > 0 ? options_.memory : MachineMemory();
+    gpu_info_ = *found;
     for (const GpuInfo& g : *found) {
       inventory_.gpus.push_back({g.index, g.uuid, g.model, g.memory_bytes, g.numa_node, g.nvlink_domain, g.healthy});
     }
     findings_.push_back("GPUs: " + inventory_.provider);
     return Status::Ok();
+  }
+
+  // /metrics on its own small server, from the telemetry of the last heartbeat.
+  Status ServeMetrics() {
+    if (options_.metrics_listen.empty()) return Status::Ok();
+    const std::size_t colon = options_.metrics_listen.rfind(':');
+    net::HttpServerOptions http;
+    http.address = options_.metrics_listen.substr(0, colon);
+    const int port = colon == std::string::npos ? -1 : std::atoi(options_.metrics_listen.c_str() + colon + 1);
+    if (port < 0 || port > 65535 || http.address.empty()) {
+      return Status(StatusCode::kInvalidArgument, "--metrics-listen: '" + options_.metrics_listen + "' is not ADDRESS:PORT");
+    }
+    http.port = static_cast<std::uint16_t>(port);
+    http.threads = 1;
+    metrics_router_.Add("GET", "/metrics", [this](const net::ExchangePtr& exchange) {
+      NodeTelemetry telemetry;
+      {
+        std::lock_guard lock(telemetry_mu_);
+        telemetry = telemetry_;
+      }
+      net::HttpResponse response;
+      response.content_type = metrics::kContentType;
+      response.body = RenderNodeMetrics(telemetry);
+      exchange->Reply(std::move(response));
+    });
+    metrics_server_ = std::make_unique<net::HttpServer>(http, metrics_router_);
+    TESSERA_RETURN_IF_ERROR(metrics_server_->Start());
+    findings_.push_back("metrics: http://" + http.address + ":" + std::to_string(metrics_server_->port()) + "/metrics");
+    return Status::Ok();
+  }
+
+  // Telemetry and faults of every GPU, and who holds them, for the status report and /metrics.
+  void SampleTelemetry() {
+    NodeTelemetry t;
+    t.hostname = options_.name;
+    t.gpus = gpu_info_;
+    if (Result<std::vector<GpuSample>> samples = gpus_->Sample(); samples.ok()) t.samples = std::move(*samples);
+    for (const GpuFault& f : gpus_->PollFaults()) {
+      if (f.kind != GpuFaultKind::kXid) continue;
+      last_xid_[f.index] = f.code;
+      ++xid_count_[f.index];
+    }
+    t.last_xid = last_xid_;
+    t.xid_count = xid_count_;
+    for (const auto& [key, task] : tasks_) {
+      if (task.exited || task.terminating) continue;
+      const api::Assignment& a = task.assignment;
+      const auto env = [&](const char* name) {
+        const auto it = a.env.find(name);
+        return it == a.env.end() ? std::string() : it->second;
+      };
+      const bool fraction = a.gpu_milli > 0 && a.gpu_milli < 1000;
+      for (const std::int32_t gpu : a.gpus) {
+        GpuTenant tenant{gpu, std::to_string(key.job), a.job_name, env("TESSERA_QUEUE"), env("TESSERA_USER"), a.task_name,
+                         fraction ? a.gpu_milli / 1000.0 : 1.0, fraction ? a.gpu_memory : 0, -1};
+        if (fraction) {
+          tenant.memory_used = sharing_->MemoryUsed(a);
+        } else if (static_cast<std::size_t>(gpu) < t.samples.size()) {
+          tenant.memory_used = t.samples[static_cast<std::size_t>(gpu)].memory_used_bytes;
+        }
+        t.tenants.push_back(std::move(tenant));
+      }
+    }
+    std::lock_guard lock(telemetry_mu_);
+    telemetry_ = std::move(t);
   }
 
   Status OpenSharing() {
@@ -378,6 +449,10 @@ class Agent::Impl {
   bool SendStatus(net::HttpClient& client) {
     api::StatusReport report;
     report.burst_memory = sharing_->BurstMemory();
+    {
+      std::lock_guard lock(telemetry_mu_);
+      for (const GpuSample& s : telemetry_.samples) report.gpus.push_back({s.index, s.utilization_percent, s.memory_used_bytes});
+    }
     for (const auto& [key, t] : tasks_) {
       if (t.terminating && !t.exited) continue;  // being stopped: the server has let it go
       report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost});
@@ -443,6 +518,13 @@ class Agent::Impl {
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<Cgroups> cgroups_;
   std::unique_ptr<SharedGpus> sharing_;
+  std::vector<GpuInfo> gpu_info_;
+  std::map<int, std::int64_t> last_xid_;
+  std::map<int, std::int64_t> xid_count_;
+  std::mutex telemetry_mu_;  // telemetry_ is written by the loop and read by /metrics
+  NodeTelemetry telemetry_;
+  net::Router metrics_router_;
+  std::unique_ptr<net::HttpServer> metrics_server_;
   TaskJournal journal_;
   api::NodeInventory inventory_;
   std::vector<std::string> findings_;

@@ -7,7 +7,9 @@
 //     (SIGTERM, grace, SIGKILL) the running ones that are no longer assigned;
 //   * a status report, sent on every change and at least once per heartbeat
 //     interval, lists every assigned task as running or exited;
-//   * task logs are shipped to the server, which serves `tessera logs`.
+//   * task logs are shipped to the server, which serves `tessera logs`;
+//   * GPU telemetry is sampled every heartbeat, sent with the status report
+//     (the server's idle-GPU accounting) and served on /metrics.
 //
 // Exactly-once start: every start is written to a journal before the process
 // is launched. A task of the same (job, attempt, task) is never started a
@@ -44,6 +46,7 @@ struct AgentOptions {
   std::chrono::milliseconds grace{10'000};  // SIGTERM -> SIGKILL
   bool cgroups = true;
   SharingOptions sharing;  // its data_dir is the agent's
+  std::string metrics_listen;  // ADDRESS:PORT of /metrics (port 0: any); empty: none
 };
 
 class Agent {

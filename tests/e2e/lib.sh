@@ -63,7 +63,7 @@ start_agent() {
   local name=$1 gpus=$2
   shift 2
   "$TESSERA" agent --server "$SERVER_URL" --name "$name" --address 127.0.0.1 --data-dir "$WORK/$name" \
-    --fake-gpus "$(fake_gpus "$name" "$gpus")" --heartbeat 0.5 --grace 2 --no-cgroups "$@" >>"$WORK/$name.log" 2>&1 &
+    --fake-gpus "$(fake_gpus "$name" "$gpus")" --heartbeat 0.5 --grace 2 --no-cgroups --metrics-listen 127.0.0.1:0 "$@" >>"$WORK/$name.log" 2>&1 &
   AGENT_PID[$name]=$!
   PIDS+=("$!")
   disown "$!"

@@ -163,6 +163,12 @@ std::vector<std::pair<api::TaskKey, BurstDecision>> SharedGpus::CheckBursts(
   return out;
 }
 
+std::int64_t SharedGpus::MemoryUsed(const api::Assignment& a) const {
+  if (a.gpus.size() != 1 || a.gpu_milli >= 1000 || (!a.gpu_sharing.empty() && a.gpu_sharing != "vgpu")) return -1;
+  const auto it = ledgers_.find(a.gpus.front());
+  return it == ledgers_.end() ? -1 : it->second->TaskUsed(LedgerName(a.key));
+}
+
 std::map<std::int32_t, std::int64_t> SharedGpus::BurstMemory() const {
   std::map<std::int32_t, std::int64_t> out;
   for (const auto& [gpu, ledger] : ledgers_) {

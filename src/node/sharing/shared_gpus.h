@@ -58,6 +58,8 @@ class SharedGpus {
       std::int64_t now_ns, const std::function<CheckpointContract(const api::TaskKey&)>& contract);
   // Memory held past caps, per GPU that has any (the status report carries it).
   std::map<std::int32_t, std::int64_t> BurstMemory() const;
+  // GPU memory a vGPU task holds now, from its ledger; -1 for other tasks.
+  std::int64_t MemoryUsed(const api::Assignment& a) const;
 
   // A task's name in a ledger, and back.
   static std::string LedgerName(const api::TaskKey& key);

@@ -1,0 +1,34 @@
+#include "controlplane/server_metrics.h"
+
+#include "metrics/exposition.h"
+
+namespace tessera::controlplane {
+namespace {
+
+prometheus::Counter& Counter(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
+}
+
+prometheus::Histogram& Histogram(prometheus::Registry& r, const char* name, const char* help,
+                                 const prometheus::Histogram::BucketBoundaries& buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({}, buckets);
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics()
+    : cycles(Counter(registry, "tessera_scheduler_cycles_total", "Scheduling cycles run.")),
+      cycle_duration(Histogram(registry, "tessera_scheduler_cycle_duration_seconds", "Time one scheduling cycle took.",
+                               {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5})),
+      placements(Counter(registry, "tessera_scheduler_placements_total", "Runs placed (gangs started).")),
+      preemptions(Counter(registry, "tessera_scheduler_preemptions_total", "Runs evicted for higher-priority work.")),
+      reclaims(Counter(registry, "tessera_scheduler_reclaims_total", "Runs evicted to give borrowed quota back.")),
+      submitted(Counter(registry, "tessera_jobs_submitted_total", "Jobs accepted.")),
+      queue_wait(Histogram(registry, "tessera_job_queue_wait_seconds",
+                           "Time from submission to placement of a run: how long a gang waited.",
+                           metrics::LatencyBuckets())),
+      submit_to_running(Histogram(registry, "tessera_job_submit_to_running_seconds",
+                                  "Time from submission until every task of the first run is running.",
+                                  metrics::LatencyBuckets())) {}
+
+}  // namespace tessera::controlplane

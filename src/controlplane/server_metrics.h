@@ -1,0 +1,28 @@
+// The server's event-driven metrics: counters and histograms updated where
+// things happen (cycles, placements, preemptions, job starts). The values
+// read off the state at scrape time (queues, nodes, GPUs, jobs by state) are
+// computed by ControlPlane::Metrics (metrics.cc). docs/observability.md lists
+// every name.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace tessera::controlplane {
+
+struct ServerMetrics {
+  ServerMetrics();
+
+  prometheus::Registry registry;
+  prometheus::Counter& cycles;
+  prometheus::Histogram& cycle_duration;        // seconds
+  prometheus::Counter& placements;              // runs started (gangs placed)
+  prometheus::Counter& preemptions;             // runs evicted by priority
+  prometheus::Counter& reclaims;                // runs evicted to return borrowed quota
+  prometheus::Counter& submitted;
+  prometheus::Histogram& queue_wait;            // submit -> placed, seconds: how long a gang waited
+  prometheus::Histogram& submit_to_running;     // submit -> every task running, seconds
+};
+
+}  // namespace tessera::controlplane
