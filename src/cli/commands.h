@@ -14,6 +14,7 @@ void AddSimCommand(CLI::App& app);
 void AddServerCommands(CLI::App& app);   // server, agent, up
 void AddJobCommands(CLI::App& app);      // submit, jobs, describe, cancel, logs
 void AddClusterCommands(CLI::App& app);  // nodes, queues, top
+void AddHistoryCommand(CLI::App& app);
 // `tessera submit ... -- CMD ARGS`: main() moves what follows "--" here
 // before parsing, since CLI11 would take it for more job files.
 std::vector<std::string>& CommandAfterDashes();

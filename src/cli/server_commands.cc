@@ -64,6 +64,7 @@ struct ServerArgs {
   std::string queues_file;
   std::string scheduler_file;
   double heartbeat_timeout_s = 30;
+  std::string idle_window = "5m", idle_warn_after, idle_reclaim_after;
 };
 
 // The default queue takes every GPU; a queues file replaces it.
@@ -76,6 +77,13 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
   cmd->add_option("--queues", args->queues_file, "A QueueTree file for a new cluster (default: one queue, 'default')");
   cmd->add_option("--scheduler-config", args->scheduler_file, "A SchedulerConfig file (docs/scheduling.md)");
   cmd->add_option("--heartbeat-timeout", args->heartbeat_timeout_s, "Seconds of agent silence before its node is lost")->capture_default_str();
+  cmd->add_option("--idle-threshold", args->server.plane.idle.threshold_percent,
+                  "GPU utilization (percent) under which an allocated GPU counts as idle")->capture_default_str();
+  cmd->add_option("--idle-window", args->idle_window, "How long a GPU must stay under the threshold to count as idle")
+      ->capture_default_str();
+  cmd->add_option("--idle-warn-after", args->idle_warn_after, "Emit a JobIdle event once a job's GPUs have been idle this long");
+  cmd->add_option("--idle-reclaim-after", args->idle_reclaim_after,
+                  "Cancel a job whose GPUs have been idle this long (the idle policy; off by default)");
 }
 
 std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
@@ -96,6 +104,18 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
     args.server.plane.scheduler = OrFail(spec::ParseSchedulerConfig(*top.Get("spec")));
   }
   args.server.plane.heartbeat_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.heartbeat_timeout_s * 1000));
+  const auto duration_ms = [](const char* flag, const std::string& text) -> std::int64_t {
+    if (text.empty()) return 0;
+    Result<Seconds> s = ParseDuration(text);
+    if (!s.ok()) {
+      std::fprintf(stderr, "tessera: %s: %s\n", flag, s.status().message().c_str());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    return *s * 1000;
+  };
+  args.server.plane.idle.window_ms = duration_ms("--idle-window", args.idle_window);
+  args.server.plane.idle.warn_after_ms = duration_ms("--idle-warn-after", args.idle_warn_after);
+  args.server.plane.idle.reclaim_after_ms = duration_ms("--idle-reclaim-after", args.idle_reclaim_after);
   auto server = OrFail(controlplane::Server::Start(args.server), kExitFailure);
   std::cerr << "tessera server: listening on http://" << args.server.address << ":" << server->port() << ", state in "
             << server->store_description() << std::endl;

@@ -215,6 +215,8 @@ json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
             {"restarts", job.restarts},
             {"maxRestarts", job.max_restarts},
             {"attainedGpuSeconds", job.attained_gpu_seconds},
+            {"gpuSeconds", record.gpu_seconds},
+            {"idleGpuSeconds", record.idle_gpu_seconds},
             {"message", record.message},
             {"tasks", tasks}};
   if (with_spec) j["spec"] = specs_[id.index()];

@@ -48,6 +48,7 @@ struct ControlPlaneOptions {
   std::size_t event_window = 100'000;                   // events kept in memory and in the store
   sched::SchedulerConfig scheduler;
   std::vector<model::QueueSpec> initial_queues;         // used when the store has none
+  IdlePolicy idle;                                      // idle-GPU accounting and its policy
 };
 
 using Reply = std::function<void(net::HttpResponse)>;
@@ -140,6 +141,8 @@ class ControlPlane {
   void FailRun(model::JobId id, const std::string& message);     // counts against maxRestarts
   void RequeueRun(model::JobId id, const std::string& message);  // infrastructure: does not count
   void ApplyTaskReport(const std::string& node, const api::TaskReport& report);
+  // Idle-GPU accounting of the node's running tasks from its telemetry, and the idle policy.
+  void AccountGpuUsage(const std::string& node, const std::vector<api::GpuTelemetry>& gpus);
   void MarkLost(NodeRecord& node);
 
   void SchedulingLoop();
@@ -168,6 +171,7 @@ class ControlPlane {
   std::map<std::string, NodeWaiter> node_waiters_;
   std::vector<EventWaiter> event_waiters_;
   ControlPlaneStats stats_;
+  std::chrono::steady_clock::time_point accounting_saved_;  // running jobs' accounting last persisted
   std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
 
   std::condition_variable wake_scheduler_;

@@ -105,6 +105,12 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
     if (!n.ok()) return StatusResponse(n.status());
     limit = static_cast<std::size_t>(*n);
   }
+  std::int64_t ended_after = -1;  // ms since the epoch; -1: any time
+  if (const std::string e = request.Query("endedAfter"); !e.empty()) {
+    Result<std::int64_t> ms = ParseCount("endedAfter", e);
+    if (!ms.ok()) return StatusResponse(ms.status());
+    ended_after = *ms;
+  }
   static const std::set<std::string> kStates = {"", "pending", "starting", "running", "succeeded", "failed", "cancelled", "active", "ended"};
   if (!kStates.contains(state)) {
     return net::ErrorResponse(400, "state: '" + state + "' is not one of: pending, starting, running, succeeded, failed, cancelled, active, ended");
@@ -122,6 +128,7 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
     if (!queue.empty() && queue_of_job_[job.id.index()] != queue && !queue_of_job_[job.id.index()].starts_with(queue + "/")) continue;
     if (!user.empty() && record.user != user) continue;
     if (!name.empty() && job.name != name) continue;
+    if (ended_after >= 0 && (active || record.end_ms < ended_after)) continue;
     jobs.push_back(JobJson(job.id, false));
   }
   return JsonResponse(200, {{"jobs", jobs}, {"revision", events_.last_revision()}});

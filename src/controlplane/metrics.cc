@@ -38,6 +38,20 @@ net::HttpResponse ControlPlane::Metrics(const net::HttpRequest&) {
     const model::JobId id(static_cast<std::int32_t>(i));
     ++by_state[std::string(ApiState(state_->job(id).state, records_[i].running_ms != 0))];
   }
+  // GPU time by queue and user, over every job the server knows (finished ones included).
+  std::map<std::pair<std::string, std::string>, std::pair<double, double>> gpu_time;  // (queue, user) -> held, idle
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    if (records_[i].tombstone || records_[i].gpu_seconds == 0) continue;
+    auto& [held, idle] = gpu_time[{queue_of_job_[i], records_[i].user}];
+    held += records_[i].gpu_seconds;
+    idle += records_[i].idle_gpu_seconds;
+  }
+  for (const auto& [key, time] : gpu_time) {
+    const metrics::Labels labels{{"queue", key.first}, {"user", key.second}};
+    s.Counter("tessera_gpu_allocated_seconds_total", "GPU time jobs held, fractions by their share.").Add(labels, time.first);
+    s.Counter("tessera_gpu_idle_seconds_total", "GPU time jobs held while their GPUs were idle (docs/observability.md).")
+        .Add(labels, time.second);
+  }
   for (const auto& [reason, n] : by_reason) {
     s.Gauge("tessera_scheduler_pending_jobs", "Pending jobs by the reason the last cycle gave.")
         .Add({{"reason", reason.empty() ? "not-yet-considered" : reason}}, static_cast<double>(n));

@@ -178,10 +178,56 @@ void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
   }
   node.burst_memory = report->burst_memory;
   for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
+  AccountGpuUsage(name, report->gpus);
   if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));
   Commit([this, name, reply]() {
     reply(JsonResponse(200, {{"revision", nodes_.at(name).revision}}));
   });
+}
+
+void ControlPlane::AccountGpuUsage(const std::string& node, const std::vector<api::GpuTelemetry>& gpus) {
+  const auto jobs = node_jobs_.find(node);
+  if (gpus.empty() || jobs == node_jobs_.end()) return;
+  std::map<std::int32_t, double> utilization;
+  for (const api::GpuTelemetry& g : gpus) utilization[g.index] = g.utilization;
+  const std::int64_t now = NowMs();
+  std::vector<model::JobId> reclaim;
+  for (const std::int64_t raw : jobs->second) {
+    const model::JobId id(static_cast<std::int32_t>(raw));
+    JobRecord& record = records_[id.index()];
+    std::int64_t idle_for = -1;  // the job's: its least idle task's streak
+    for (TaskRecord& task : record.tasks) {
+      if (task.gpus.empty()) continue;
+      if (task.node == node && task.state == TaskState::kRunning) {
+        double busiest = 0;
+        for (const std::int32_t g : task.gpus) busiest = std::max(busiest, utilization[g]);
+        const double held = static_cast<double>(task.gpus.size()) * task.gpu_milli / 1000.0;
+        const UsageDelta delta = Observe(task.meter, held, busiest, now, options_.idle);
+        record.gpu_seconds += delta.gpu_seconds;
+        record.idle_gpu_seconds += delta.idle_gpu_seconds;
+      }
+      const std::int64_t task_idle = task.meter.last_ms < 0 ? 0 : IdleFor(task.meter, now);
+      idle_for = idle_for < 0 ? task_idle : std::min(idle_for, task_idle);
+    }
+    if (idle_for <= 0) {
+      record.idle_warned = false;
+      continue;
+    }
+    const IdlePolicy& policy = options_.idle;
+    if (policy.reclaim_after_ms > 0 && idle_for >= policy.reclaim_after_ms) {
+      reclaim.push_back(id);
+    } else if (policy.warn_after_ms > 0 && idle_for >= policy.warn_after_ms && !record.idle_warned) {
+      record.idle_warned = true;
+      Emit("JobIdle", raw, node, "its GPUs have been idle for " + std::to_string(idle_for / 1000) + "s" +
+                                     (policy.reclaim_after_ms > 0 ? "; the idle policy reclaims them after " +
+                                                                        std::to_string(policy.reclaim_after_ms / 1000) + "s"
+                                                                  : ""));
+    }
+  }
+  for (const model::JobId id : reclaim) {
+    EndRun(id, model::JobState::kCancelled,
+           "reclaimed by the idle policy: its GPUs were idle for " + std::to_string(options_.idle.reclaim_after_ms / 1000) + "s");
+  }
 }
 
 void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskReport& r) {

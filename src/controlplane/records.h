@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/agent_protocol.h"
+#include "controlplane/gpu_usage.h"
 #include "model/job.h"
 
 namespace tessera::controlplane {
@@ -41,6 +42,7 @@ struct TaskRecord {
   // The task's assignment as its agent receives it, serialized once: node
   // assignment sets are rebuilt on every change and a run's tasks never change.
   std::string assignment_json;
+  TaskMeter meter;                      // idle-GPU accounting between reports (memory only)
 };
 
 struct JobRecord {
@@ -57,6 +59,9 @@ struct JobRecord {
   std::int64_t end_ms = 0;
   std::string message;                  // why it waits, or how it ended
   std::string wait_reason;              // while pending: the last cycle's reason ("capacity", ...)
+  double gpu_seconds = 0;               // GPU time its runs held, fractions by their share
+  double idle_gpu_seconds = 0;          // ...of which the GPUs sat idle (gpu_usage.h)
+  bool idle_warned = false;             // the idle policy warned about the current streak
   bool tombstone = false;               // an id whose submission never reached the disk
 };
 

@@ -103,6 +103,8 @@ Status ControlPlane::Recover() {
     record.running_ms = j.value("runningTime", std::int64_t{0});
     record.end_ms = j.value("endTime", std::int64_t{0});
     record.message = j.value("message", std::string());
+    record.gpu_seconds = j.value("gpuSeconds", 0.0);
+    record.idle_gpu_seconds = j.value("idleGpuSeconds", 0.0);
     job.submit_time = record.submit_ms / 1000;
     job.start_time = record.scheduled_ms / 1000;
     job.last_checkpoint = job.start_time;

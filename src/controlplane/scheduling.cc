@@ -125,11 +125,18 @@ void ControlPlane::HousekeepingLoop() {
         lost = true;
       }
     }
-    if (lost) {
-      Commit(nullptr);
-      RequestCycle();
+    // Running jobs' GPU accounting reaches the disk once a minute (and at
+    // every state change): a crash loses at most that much of it.
+    const auto steady = std::chrono::steady_clock::now();
+    if (steady - accounting_saved_ >= std::chrono::minutes(1)) {
+      accounting_saved_ = steady;
+      for (const model::JobId id : state_->jobs().running()) {
+        if (records_[id.index()].gpu_seconds > 0) PersistJob(id);
+      }
     }
-    ExpireWaiters(std::chrono::steady_clock::now());
+    if (lost || !writes_.empty()) Commit(nullptr);
+    if (lost) RequestCycle();
+    ExpireWaiters(steady);
   }
   // Shutting down: answer every waiter so no connection hangs.
   ExpireWaiters(std::chrono::steady_clock::time_point::max());
