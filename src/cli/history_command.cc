@@ -1,5 +1,6 @@
 // `tessera history`: finished jobs and the GPU time they used, like Slurm's
-// sacct; `--by queue|user` sums GPU-hours and idle GPU-hours per queue or user.
+// sacct; `--by queue|user` shows the server's GPU-hours and idle GPU-hours per
+// queue or user (GET /v1/accounting), running jobs included.
 #include <chrono>
 #include <iomanip>
 #include <map>
@@ -51,13 +52,13 @@ void History(const HistoryArgs& a) {
   if (!a.by.empty() && a.by != "queue" && a.by != "user") Fail(kExitBadInput, "--by: '" + a.by + "' is not queue or user");
   const std::int64_t now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  std::string target = "/v1/jobs?state=ended&endedAfter=" + std::to_string(std::max<std::int64_t>(0, now_ms - *since * 1000)) +
-                       "&limit=" + std::to_string(a.limit);
+  const std::string from_ms = std::to_string(std::max<std::int64_t>(0, now_ms - *since * 1000));
+  std::string target = "/v1/jobs?state=ended&endedAfter=" + from_ms + "&limit=" + std::to_string(a.limit);
   if (!a.queue.empty()) target += "&queue=" + net::PercentEncode(a.queue);
   if (!a.user.empty()) target += "&user=" + net::PercentEncode(a.user);
   ApiClient api(a.client);
-  const json answer = api.Call("GET", target);
   if (a.by.empty()) {
+    const json answer = api.Call("GET", target);
     if (a.client.output == "json") return PrintJson(answer);
     Table table({"ID", "NAME", "USER", "QUEUE", "STATE", "GPUS", "ELAPSED", "GPU-HOURS", "IDLE", "ENDED"});
     for (const json& j : answer["jobs"]) {
@@ -68,27 +69,13 @@ void History(const HistoryArgs& a) {
     }
     return table.Print();
   }
-  struct Sum {
-    std::int64_t jobs = 0;
-    double held = 0, idle = 0;
-  };
-  std::map<std::string, Sum> sums;
-  for (const json& j : answer["jobs"]) {
-    Sum& s = sums[j[a.by].get<std::string>()];
-    ++s.jobs;
-    s.held += j["gpuSeconds"].get<double>();
-    s.idle += j["idleGpuSeconds"].get<double>();
-  }
-  if (a.client.output == "json") {
-    json rows = json::array();
-    for (const auto& [key, s] : sums) {
-      rows.push_back({{a.by, key}, {"jobs", s.jobs}, {"gpuHours", s.held / 3600.0}, {"idleGpuHours", s.idle / 3600.0}});
-    }
-    return PrintJson({{"by", a.by}, {"since", a.since}, {"rows", rows}});
-  }
+  const json sums = api.Call("GET", "/v1/accounting?by=" + a.by + "&since=" + from_ms);
+  if (a.client.output == "json") return PrintJson(sums);
   Table table({a.by == "queue" ? "QUEUE" : "USER", "JOBS", "GPU-HOURS", "IDLE-GPU-HOURS", "IDLE"});
-  for (const auto& [key, s] : sums) {
-    table.Add({key, std::to_string(s.jobs), Hours(s.held), Hours(s.idle), Percent(s.idle, s.held)});
+  for (const json& row : sums["rows"]) {
+    const double held = row["gpuHours"].get<double>() * 3600, idle = row["idleGpuHours"].get<double>() * 3600;
+    table.Add({row[a.by].get<std::string>(), std::to_string(row["jobs"].get<std::int64_t>()), Hours(held), Hours(idle),
+               Percent(idle, held)});
   }
   table.Print();
 }
@@ -102,7 +89,8 @@ void AddHistoryCommand(CLI::App& app) {
   cmd->add_option("--since", args->since, "How far back, by end time: 24h, 7d, 90m")->capture_default_str();
   cmd->add_option("-q,--queue", args->queue, "Only this queue and the queues below it");
   cmd->add_option("-u,--user", args->user, "Only this user's jobs");
-  cmd->add_option("--by", args->by, "Sum GPU-hours per queue or per user instead of listing jobs");
+  cmd->add_option("--by", args->by,
+                  "GPU-hours per queue or per user of every job that ran in the period (running ones too), not a list");
   cmd->add_option("--limit", args->limit, "At most this many jobs")->capture_default_str();
   cmd->callback([args] { History(*args); });
 }

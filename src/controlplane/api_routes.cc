@@ -21,6 +21,7 @@ void AddApiRoutes(net::Router& router, ControlPlane& plane) {
 
   router.Add("POST", "/v1/jobs", later([p](const net::HttpRequest& r, Reply reply) { p->SubmitJobs(r, std::move(reply)); }));
   router.Add("GET", "/v1/jobs", now([p](const net::HttpRequest& r) { return p->ListJobs(r); }));
+  router.Add("GET", "/v1/accounting", now([p](const net::HttpRequest& r) { return p->Accounting(r); }));
   router.Add("GET", "/v1/jobs/{id}", now([p](const net::HttpRequest& r) { return p->GetJob(r); }));
   router.Add("DELETE", "/v1/jobs/{id}", later([p](const net::HttpRequest& r, Reply reply) { p->CancelJob(r, std::move(reply)); }));
   router.Add("POST", "/v1/jobs/{id}/cancel", later([p](const net::HttpRequest& r, Reply reply) { p->CancelJob(r, std::move(reply)); }));

@@ -79,6 +79,8 @@ class ControlPlane {
   void SubmitJobs(const net::HttpRequest& request, Reply reply);
   net::HttpResponse ListJobs(const net::HttpRequest& request);
   net::HttpResponse GetJob(const net::HttpRequest& request);
+  // GET /v1/accounting?by=queue|user&since=MS: GPU-hours of the jobs that ran since then.
+  net::HttpResponse Accounting(const net::HttpRequest& request);
   void CancelJob(const net::HttpRequest& request, Reply reply);
   net::HttpResponse ReadLogs(const net::HttpRequest& request);
   void WatchEvents(const net::HttpRequest& request, Reply reply);

@@ -134,6 +134,37 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
   return JsonResponse(200, {{"jobs", jobs}, {"revision", events_.last_revision()}});
 }
 
+net::HttpResponse ControlPlane::Accounting(const net::HttpRequest& request) {
+  const std::string by = request.Query("by").empty() ? "queue" : request.Query("by");
+  if (by != "queue" && by != "user") return net::ErrorResponse(400, "by: '" + by + "' is not one of: queue, user");
+  std::int64_t since = 0;
+  if (const std::string s = request.Query("since"); !s.empty()) {
+    Result<std::int64_t> ms = ParseCount("since", s);
+    if (!ms.ok()) return StatusResponse(ms.status());
+    since = *ms;
+  }
+  struct Sum {
+    std::int64_t jobs = 0;
+    double held = 0, idle = 0;
+  };
+  std::map<std::string, Sum> sums;
+  std::lock_guard lock(mu_);
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const JobRecord& record = records_[i];
+    // Jobs that held GPUs and were still running at `since` or later.
+    if (record.tombstone || record.gpu_seconds == 0 || (record.end_ms != 0 && record.end_ms < since)) continue;
+    Sum& sum = sums[by == "queue" ? queue_of_job_[i] : record.user];
+    ++sum.jobs;
+    sum.held += record.gpu_seconds;
+    sum.idle += record.idle_gpu_seconds;
+  }
+  json rows = json::array();
+  for (const auto& [key, sum] : sums) {
+    rows.push_back({{by, key}, {"jobs", sum.jobs}, {"gpuHours", sum.held / 3600.0}, {"idleGpuHours", sum.idle / 3600.0}});
+  }
+  return JsonResponse(200, {{"by", by}, {"since", since}, {"rows", rows}});
+}
+
 net::HttpResponse ControlPlane::GetJob(const net::HttpRequest& request) {
   Result<std::int64_t> id = ParseCount("job", request.params.at("id"));
   if (!id.ok()) return StatusResponse(id.status());

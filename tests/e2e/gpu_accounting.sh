@@ -39,6 +39,10 @@ awk -v i="$idle_s" -v h="$idle_held" 'BEGIN { exit !(i >= 5 && i <= h && h <= 10
 awk -v i="$busy_idle" -v h="$busy_held" 'BEGIN { exit !(i == 0 && h >= 2 && h <= 6) }' || fail "busy job: $busy_idle idle of $busy_held GPU-seconds"
 "$TESSERA" history | grep -q notebook || fail "the table lists the job"
 "$TESSERA" history --by user -o json | jq -e '.rows[0].jobs == 2' >/dev/null || fail "two jobs for the user"
+curl -s "$SERVER_URL/v1/accounting?by=queue" | jq -e --argjson h "$idle_held" --argjson b "$busy_held" \
+  '.rows[0].queue == "default" and ((.rows[0].gpuHours * 3600 - $h - $b) | fabs) < 0.01' >/dev/null ||
+  fail "accounting per queue: $(curl -s "$SERVER_URL/v1/accounting?by=queue")"
+curl -s "$SERVER_URL/v1/accounting?by=team" | jq -e '.code == 400' >/dev/null || fail "by=team is a 400"
 curl -sf "$SERVER_URL/metrics" | grep -q '^tessera_gpu_idle_seconds_total{queue="default",user=".*"} [5-9]' ||
   fail "idle seconds in the metrics: $(curl -sf "$SERVER_URL/metrics" | grep tessera_gpu_)"
 log "history and metrics account $idle_s idle GPU-seconds of $idle_held, and none of the busy job's $busy_held"
