@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <limits>
 
 namespace tessera::vgpu {
 
@@ -58,10 +59,23 @@ struct MemoryLedger::Layout {
     return sum;
   }
   int FindTask(std::string_view id) const {
+    id = id.substr(0, kMaxTaskIdLength);  // stored truncated, compared the same way
     for (int i = 0; i < kMaxTasks; ++i) {
       if (tasks[i].id[0] != '\0' && id == tasks[i].id) return i;
     }
     return -1;
+  }
+  bool HasProcesses(int task) const {
+    for (const ProcessEntry& p : processes) {
+      if (p.pid != 0 && p.task == task) return true;
+    }
+    return false;
+  }
+  bool AnyBursting() const {
+    for (int i = 0; i < kMaxTasks; ++i) {
+      if (tasks[i].id[0] != '\0' && TaskUsed(i) > tasks[i].cap) return true;
+    }
+    return false;
   }
   int FindProcess(int pid) const {
     for (int i = 0; i < kMaxProcesses; ++i) {
@@ -75,6 +89,11 @@ struct MemoryLedger::Layout {
     if (slot >= 0) return slot;
     for (int i = 0; i < kMaxTasks && slot < 0; ++i) {
       if (tasks[i].id[0] == '\0') slot = i;
+    }
+    // A full table: reuse the slot of a task none of whose processes is left
+    // (it holds nothing; it registers again if it comes back).
+    for (int i = 0; i < kMaxTasks && slot < 0; ++i) {
+      if (!HasProcesses(i)) slot = i;
     }
     if (slot < 0 || terms.id.empty()) return -1;
     TaskEntry& t = tasks[slot];
@@ -110,22 +129,35 @@ struct MemoryLedger::Layout {
 };
 
 // Holds the ledger's mutex. A holder that died mid-update leaves only its own
-// process entry possibly stale, which CollectDead drops.
+// process entry possibly stale, which CollectDead drops. A holder that is
+// stopped (SIGSTOP, a debugger) must not hang everyone else: after a bounded
+// wait the lock is not taken and the operation does nothing (a reservation is
+// refused, a read is empty).
 class MemoryLedger::Locked {
  public:
   explicit Locked(Layout* layout) : layout_(layout) {
-    if (pthread_mutex_lock(&layout_->mutex) == EOWNERDEAD) {
+    timespec deadline{};
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 2;
+    int rc = pthread_mutex_timedlock(&layout_->mutex, &deadline);
+    if (rc == EOWNERDEAD) {
       pthread_mutex_consistent(&layout_->mutex);
       layout_->CollectDead();
+      rc = 0;
     }
+    held_ = rc == 0;
   }
-  ~Locked() { pthread_mutex_unlock(&layout_->mutex); }
+  ~Locked() {
+    if (held_) pthread_mutex_unlock(&layout_->mutex);
+  }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;
+  explicit operator bool() const { return held_; }
   Layout* operator->() const { return layout_; }
 
  private:
   Layout* layout_;
+  bool held_ = false;
 };
 
 std::int64_t LedgerSnapshot::used() const {
@@ -192,15 +224,27 @@ MemoryLedger::~MemoryLedger() { munmap(layout_, size_); }
 
 Grant MemoryLedger::Reserve(const TaskTerms& terms, int pid, std::int64_t bytes, std::int64_t now_ns) {
   Locked l(layout_);
-  const int task = l->TaskSlot(terms);
-  const int process = task < 0 ? -1 : l->ProcessSlot(pid, task);
+  if (!l || bytes < 0 || bytes > (std::int64_t{1} << 56)) return Grant::kRefused;
+  int task = l->TaskSlot(terms);
+  int process = task < 0 ? -1 : l->ProcessSlot(pid, task);
+  if (process < 0 && l->CollectDead() > 0) {  // the dead may have left room
+    task = l->TaskSlot(terms);
+    process = task < 0 ? -1 : l->ProcessSlot(pid, task);
+  }
   if (process < 0) return Grant::kRefused;  // tables full: refuse rather than run uncounted
   TaskEntry& t = l->tasks[task];
   const auto decide = [&] {
     const std::int64_t used = l->TaskUsed(task);
-    const bool fits_gpu = l->Used() + bytes <= l->physical;
-    if (used + bytes <= t.cap) return fits_gpu ? Grant::kGranted : Grant::kReclaim;
-    if (used + bytes > t.cap + t.burst || l->reclaim_wanted > 0 || !fits_gpu) return Grant::kRefused;
+    // A GPU of unknown size (0) is not checked: the driver has the last word.
+    const bool fits_gpu = l->physical <= 0 || l->Used() + bytes <= l->physical;
+    if (used + bytes <= t.cap) {
+      if (fits_gpu) return Grant::kGranted;
+      // Only bursts can be given back; without one, waiting would not help.
+      return l->AnyBursting() ? Grant::kReclaim : Grant::kRefused;
+    }
+    const std::int64_t allowed = t.burst > std::numeric_limits<std::int64_t>::max() - t.cap ? std::numeric_limits<std::int64_t>::max()
+                                                                                           : t.cap + t.burst;
+    if (used + bytes > allowed || l->reclaim_wanted > 0 || !fits_gpu) return Grant::kRefused;
     return Grant::kBurst;
   };
   Grant grant = decide();
@@ -228,6 +272,7 @@ Grant MemoryLedger::Reserve(const TaskTerms& terms, int pid, std::int64_t bytes,
 
 void MemoryLedger::Release(std::string_view task_id, int pid, std::int64_t bytes) {
   Locked l(layout_);
+  if (!l) return;
   const int process = l->FindProcess(pid);
   const int task = l->FindTask(task_id);
   if (process < 0 || task < 0) return;
@@ -239,6 +284,7 @@ void MemoryLedger::Release(std::string_view task_id, int pid, std::int64_t bytes
 LedgerSnapshot MemoryLedger::Read() const {
   Locked l(layout_);
   LedgerSnapshot s;
+  if (!l) return s;
   s.physical = l->physical;
   s.reclaim_wanted = l->reclaim_wanted;
   s.reclaim_since_ns = l->reclaim_since_ns;
@@ -256,17 +302,19 @@ LedgerSnapshot MemoryLedger::Read() const {
 
 std::int64_t MemoryLedger::TaskUsed(std::string_view task) const {
   Locked l(layout_);
+  if (!l) return 0;
   const int slot = l->FindTask(task);
   return slot < 0 ? 0 : l->TaskUsed(slot);
 }
 
 int MemoryLedger::CollectDead() {
   Locked l(layout_);
-  return l->CollectDead();
+  return l ? l->CollectDead() : 0;
 }
 
 void MemoryLedger::Forget(std::string_view task_id) {
   Locked l(layout_);
+  if (!l) return;
   const int task = l->FindTask(task_id);
   if (task < 0) return;
   for (ProcessEntry& p : l->processes) {
@@ -277,6 +325,7 @@ void MemoryLedger::Forget(std::string_view task_id) {
 
 void MemoryLedger::ClearReclaim() {
   Locked l(layout_);
+  if (!l) return;
   l->reclaim_wanted = 0;
   l->reclaim_since_ns = 0;
 }

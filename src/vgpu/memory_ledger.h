@@ -6,8 +6,9 @@
 //
 // The rules a reservation follows (docs/gpu-sharing.md):
 //   * within its cap a task is guaranteed its memory: the reservation succeeds
-//     if the GPU has it, and otherwise asks for memory to be reclaimed from
-//     bursting tasks (kReclaim: the caller waits and tries again);
+//     if the GPU has it, and otherwise, when tasks are bursting, asks for
+//     memory to be reclaimed from them (kReclaim: the caller waits and tries
+//     again);
 //   * past its cap, up to cap + burst, a task may borrow memory nobody holds
 //     (kBurst), unless a reclaim is pending; the burst is timed from its start;
 //   * anything else is refused, and the caller answers CUDA_ERROR_OUT_OF_MEMORY.

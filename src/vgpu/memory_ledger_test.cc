@@ -104,6 +104,45 @@ TEST_F(MemoryLedgerTest, TheMemoryOfAProcessThatDiedIsGivenBack) {
   EXPECT_EQ(ledger_->TaskUsed("a"), kGiB);
 }
 
+TEST_F(MemoryLedgerTest, WithoutBurstsAFullGpuRefusesAtOnce) {
+  // Guaranteed tasks that overcommit the GPU (not what the scheduler does, but
+  // a GPU smaller than promised): waiting for a reclaim would not help.
+  EXPECT_EQ(ledger_->Reserve({"a", 8 * kGiB, 0}, me_, 8 * kGiB, 1), Grant::kGranted);
+  EXPECT_EQ(ledger_->Reserve({"b", 8 * kGiB, 0}, parent_, 4 * kGiB, 2), Grant::kRefused);
+  EXPECT_EQ(ledger_->Read().reclaim_wanted, 0);
+}
+
+TEST_F(MemoryLedgerTest, AGpuOfUnknownSizeChecksOnlyCaps) {
+  std::string error;
+  const auto path = path_.string() + ".unknown";
+  auto unknown = MemoryLedger::Open(path, 0, &error);
+  ASSERT_TRUE(unknown) << error;
+  EXPECT_EQ(unknown->Reserve({"a", 4 * kGiB, 0}, me_, 4 * kGiB, 1), Grant::kGranted);
+  EXPECT_EQ(unknown->Reserve({"a", 4 * kGiB, 0}, me_, 1, 2), Grant::kRefused);
+  std::filesystem::remove(path);
+}
+
+TEST_F(MemoryLedgerTest, TheSlotsOfTasksWhoseProcessesAreGoneAreReused) {
+  const pid_t child = fork();
+  if (child == 0) {
+    std::string error;
+    auto own = MemoryLedger::Open(path_, 0, &error);
+    for (int i = 0; i < kMaxTasks; ++i) own->Reserve({"t" + std::to_string(i), kGiB / 64, 0}, getpid(), 1, 1);
+    _exit(0);
+  }
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(ledger_->Read().tasks.size(), static_cast<std::size_t>(kMaxTasks)) << "the table is full";
+  EXPECT_EQ(ledger_->Reserve({"late", kGiB, 0}, me_, kGiB, 2), Grant::kGranted);
+}
+
+TEST_F(MemoryLedgerTest, ALongTaskNameIsOneTask) {
+  const std::string name(100, 'x');
+  EXPECT_EQ(ledger_->Reserve({name, 2 * kGiB, 0}, me_, kGiB, 1), Grant::kGranted);
+  EXPECT_EQ(ledger_->Reserve({name, 2 * kGiB, 0}, me_, kGiB, 2), Grant::kGranted);
+  EXPECT_EQ(ledger_->Read().tasks.size(), 1U);
+  EXPECT_EQ(ledger_->TaskUsed(name), 2 * kGiB);
+}
+
 TEST_F(MemoryLedgerTest, ForgettingATaskFreesItsSlotAndMemory) {
   EXPECT_EQ(ledger_->Reserve({"a", 10 * kGiB, 0}, me_, 10 * kGiB, 1), Grant::kGranted);
   ledger_->Forget("a");

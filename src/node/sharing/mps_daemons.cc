@@ -79,6 +79,12 @@ Result<MpsDaemons::Paths> MpsDaemons::Ensure(int gpu, const std::string& uuid) {
   const std::map<std::string, std::string> env{{"CUDA_VISIBLE_DEVICES", uuid.empty() ? std::to_string(gpu) : uuid},
                                                {"CUDA_MPS_PIPE_DIRECTORY", paths.pipe_dir},
                                                {"CUDA_MPS_LOG_DIRECTORY", paths.log_dir}};
+  // A daemon a previous agent started (it crashed before telling it to quit)
+  // still answers on its pipe: use it rather than fail to start a second.
+  if (fs::exists(fs::path(paths.pipe_dir) / "control") && RunControl(control_, {}, env, "get_server_list\n") == 0) {
+    running_[gpu] = paths;
+    return paths;
+  }
   const int rc = RunControl(control_, {"-d"}, env, "");
   if (rc != 0) {
     return Status(StatusCode::kFailedPrecondition, control_ + " -d for GPU " + std::to_string(gpu) +

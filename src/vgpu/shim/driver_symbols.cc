@@ -1,6 +1,7 @@
 #include "vgpu/shim/driver_symbols.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <array>
 #include <atomic>
@@ -84,7 +85,7 @@ constexpr std::array<Entry, static_cast<std::size_t>(Symbol::kCount)> kEntries{{
 #undef TESSERA_ENTRY
 
 constexpr int kCuda32 = 3020;   // the "_v2" memory ABI
-constexpr int kCuda125 = 12050; // cuGetProcAddress_v2
+constexpr int kCuda12 = 12000;  // cuGetProcAddress_v2 (with symbolStatus)
 
 std::array<std::atomic<void*>, kEntries.size()> g_real{};
 
@@ -112,8 +113,8 @@ bool Chosen(Variant variant, int cuda_version, cuda::cuuint64_t flags) {
     case Variant::kV2: return cuda_version >= kCuda32;
     case Variant::kLegacy: return (flags & cuda::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) == 0;
     case Variant::kPerThread: return (flags & cuda::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-    case Variant::kProcV1: return cuda_version < kCuda125;
-    case Variant::kProcV2: return cuda_version >= kCuda125;
+    case Variant::kProcV1: return cuda_version < kCuda12;
+    case Variant::kProcV2: return cuda_version >= kCuda12;
   }
   return false;
 }
@@ -123,6 +124,36 @@ bool Chosen(Variant variant, int cuda_version, cuda::cuuint64_t flags) {
 void* RealDlsym(void* handle, const char* name) {
   static const DlsymFn real = ResolveDlsym();
   return real ? real(handle, name) : nullptr;
+}
+
+void* NextDefinition(const void* caller, const char* name) {
+  struct Walk {
+    const void* caller;
+    const char* name;
+    bool past_caller = false;
+    void* found = nullptr;
+  } walk{caller, name};
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, std::size_t, void* data) -> int {
+        Walk& w = *static_cast<Walk*>(data);
+        if (!w.past_caller) {
+          const auto address = reinterpret_cast<ElfW(Addr)>(w.caller);
+          for (int i = 0; i < object->dlpi_phnum; ++i) {
+            const ElfW(Phdr)& segment = object->dlpi_phdr[i];
+            const ElfW(Addr) start = object->dlpi_addr + segment.p_vaddr;
+            if (segment.p_type == PT_LOAD && address >= start && address < start + segment.p_memsz) w.past_caller = true;
+          }
+          return 0;
+        }
+        if (object->dlpi_name == nullptr || object->dlpi_name[0] == '\0') return 0;
+        void* handle = dlopen(object->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (handle == nullptr) return 0;
+        w.found = RealDlsym(handle, w.name);
+        dlclose(handle);
+        return w.found != nullptr ? 1 : 0;
+      },
+      &walk);
+  return walk.found;
 }
 
 void* HookForExportedName(const char* name) {

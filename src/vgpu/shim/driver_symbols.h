@@ -59,5 +59,9 @@ void* WrapProcAddress(const char* base_name, void* driver_pfn, int cuda_version,
 
 // dlsym as the C library implements it.
 void* RealDlsym(void* handle, const char* name);
+// dlsym(RTLD_NEXT, name) as asked from code at `caller`: the C library would
+// search the objects loaded after the caller's, but called from the shim it
+// searches after the shim, so the shim walks the objects itself.
+void* NextDefinition(const void* caller, const char* name);
 
 }  // namespace tessera::vgpu

@@ -28,7 +28,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -126,20 +128,27 @@ class Shim {
     return result;
   }
 
-  // Calls the driver's free, then gives the memory back.
+  // Calls the driver's free, then gives the memory back. The record leaves
+  // the table first: once the driver has freed the address, another thread
+  // may be given it and record its own allocation under it.
   template <typename Call>
   CUresult Free(std::uint64_t key, Call&& call) {
-    const CUresult result = call();
-    if (result != CUDA_SUCCESS) return result;
-    Held held{-1, 0};
+    std::optional<Held> held;
     {
       std::lock_guard lock(mutex_);
-      const auto it = held_.find(key);
-      if (it == held_.end()) return result;
-      held = it->second;
-      held_.erase(it);
+      if (const auto it = held_.find(key); it != held_.end()) {
+        held = it->second;
+        held_.erase(it);
+      }
     }
-    if (MemoryLedger* ledger = LedgerFor(held.ordinal)) ledger->Release(config_.task, getpid(), held.bytes);
+    const CUresult result = call();
+    if (!held) return result;
+    if (result != CUDA_SUCCESS) {
+      std::lock_guard lock(mutex_);
+      held_.emplace(key, *held);  // still allocated
+      return result;
+    }
+    if (MemoryLedger* ledger = LedgerFor(held->ordinal)) ledger->Release(config_.task, getpid(), held->bytes);
     return result;
   }
 
@@ -239,7 +248,11 @@ std::uint64_t HandleKey(void* out) { return *static_cast<CUmemGenericAllocationH
 constexpr std::uint64_t kHandleBit = std::uint64_t{1} << 63;
 std::uint64_t TaggedHandleKey(void* out) { return HandleKey(out) | kHandleBit; }
 
-std::int64_t Bytes(std::size_t n) { return static_cast<std::int64_t>(n); }
+// Sizes past what a signed count holds saturate (and are then refused).
+std::int64_t Bytes(std::size_t n) {
+  constexpr auto kMost = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+  return static_cast<std::int64_t>(std::min(n, kMost));
+}
 
 template <Symbol S>
 CUresult AllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
@@ -314,7 +327,8 @@ TESSERA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch
   // The driver chooses the pitch after the reservation; reserve rows padded to
   // 512 bytes, the most any current GPU pads them to.
   const std::size_t padded = (width + 511) / 512 * 512;
-  return TheShim().Allocate(Shim::CurrentDevice(), Bytes(padded * height), PointerKey, dptr, [&] {
+  const std::size_t total = height != 0 && padded > SIZE_MAX / height ? SIZE_MAX : padded * height;
+  return TheShim().Allocate(Shim::CurrentDevice(), Bytes(total), PointerKey, dptr, [&] {
     const auto real = Real<cuMemAllocPitch_v2_t>(Symbol::kMemAllocPitch);
     return real ? real(dptr, pitch, width, height, element_size) : CUDA_ERROR_NOT_FOUND;
   });
@@ -437,8 +451,11 @@ TESSERA_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int 
   return result;
 }
 
-// A program that dlopens libcuda and looks functions up by name gets ours.
+// A program that dlopens libcuda and looks functions up by name gets ours,
+// for the names the driver really has.
 TESSERA_EXPORT void* dlsym(void* handle, const char* name) {  // NOLINT(bugprone-reserved-identifier)
-  if (void* hook = HookForExportedName(name)) return hook;
-  return RealDlsym(handle, name);
+  void* found = handle == RTLD_NEXT ? NextDefinition(__builtin_return_address(0), name) : RealDlsym(handle, name);
+  if (found == nullptr) return nullptr;
+  void* hook = HookForExportedName(name);
+  return hook != nullptr ? hook : found;
 }

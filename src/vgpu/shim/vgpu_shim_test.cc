@@ -181,6 +181,15 @@ TEST_F(VgpuShimTest, AKilledProcessGivesItsShareBack) {
   EXPECT_EQ(Int(Run({"alloc", std::to_string(kGiB), "--count", "4"}, Task("t", 4 * kGiB)), "allocated"), 4 * kGiB);
 }
 
+TEST_F(VgpuShimTest, AnInterposerAfterTheShimStillFindsTheNextDefinition) {
+  // The task preloads its own getpid interposer after the shim; the shim
+  // calls getpid on every allocation. dlsym(RTLD_NEXT) from the interposer
+  // must reach the C library, not the interposer itself (endless recursion).
+  auto env = Task("t", 4 * kGiB);
+  env["LD_PRELOAD"] += " " + Required("TESSERA_STANDIN_DIR") + "/libtessera_next_interposer.so";
+  EXPECT_EQ(Int(Run({"alloc", std::to_string(kGiB), "--count", "5"}, env), "allocated"), 4 * kGiB);
+}
+
 TEST_F(VgpuShimTest, ABurstGoesPastTheCapUpToItsAllowance) {
   const auto got = Run({"alloc", std::to_string(kGiB), "--count", "10"}, Task("t", 4 * kGiB, 2 * kGiB));
   EXPECT_EQ(Int(got, "allocated"), 6 * kGiB);

@@ -294,8 +294,8 @@ CUresult LookUp(const char* symbol, void** pfn, int version, cuuint64_t flags) {
     const bool chosen = e.variant == ProcEntry::kOnly || (e.variant == ProcEntry::kV2 && version >= 3020) ||
                         (e.variant == ProcEntry::kLegacy && !per_thread) ||
                         (e.variant == ProcEntry::kPerThread && per_thread) ||
-                        (e.variant == ProcEntry::kProcV1 && version < 12050) ||
-                        (e.variant == ProcEntry::kProcV2 && version >= 12050);
+                        (e.variant == ProcEntry::kProcV1 && version < 12000) ||
+                        (e.variant == ProcEntry::kProcV2 && version >= 12000);
     if (chosen) {
       *pfn = e.fn;
       return CUDA_SUCCESS;
