@@ -105,12 +105,8 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
     if (!n.ok()) return StatusResponse(n.status());
     limit = static_cast<std::size_t>(*n);
   }
-  std::int64_t ended_after = -1;  // ms since the epoch; -1: any time
-  if (const std::string e = request.Query("endedAfter"); !e.empty()) {
-    Result<std::int64_t> ms = ParseCount("endedAfter", e);
-    if (!ms.ok()) return StatusResponse(ms.status());
-    ended_after = *ms;
-  }
+  const Result<std::int64_t> ended_after = QueryCount(request, "endedAfter", -1);  // ms since the epoch; -1: any time
+  if (!ended_after.ok()) return StatusResponse(ended_after.status());
   static const std::set<std::string> kStates = {"", "pending", "starting", "running", "succeeded", "failed", "cancelled", "active", "ended"};
   if (!kStates.contains(state)) {
     return net::ErrorResponse(400, "state: '" + state + "' is not one of: pending, starting, running, succeeded, failed, cancelled, active, ended");
@@ -128,7 +124,7 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
     if (!queue.empty() && queue_of_job_[job.id.index()] != queue && !queue_of_job_[job.id.index()].starts_with(queue + "/")) continue;
     if (!user.empty() && record.user != user) continue;
     if (!name.empty() && job.name != name) continue;
-    if (ended_after >= 0 && (active || record.end_ms < ended_after)) continue;
+    if (*ended_after >= 0 && (active || record.end_ms < *ended_after)) continue;
     jobs.push_back(JobJson(job.id, false));
   }
   return JsonResponse(200, {{"jobs", jobs}, {"revision", events_.last_revision()}});
@@ -137,12 +133,9 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
 net::HttpResponse ControlPlane::Accounting(const net::HttpRequest& request) {
   const std::string by = request.Query("by").empty() ? "queue" : request.Query("by");
   if (by != "queue" && by != "user") return net::ErrorResponse(400, "by: '" + by + "' is not one of: queue, user");
-  std::int64_t since = 0;
-  if (const std::string s = request.Query("since"); !s.empty()) {
-    Result<std::int64_t> ms = ParseCount("since", s);
-    if (!ms.ok()) return StatusResponse(ms.status());
-    since = *ms;
-  }
+  const Result<std::int64_t> since_ms = QueryCount(request, "since", 0);
+  if (!since_ms.ok()) return StatusResponse(since_ms.status());
+  const std::int64_t since = *since_ms;
   struct Sum {
     std::int64_t jobs = 0;
     double held = 0, idle = 0;
@@ -246,12 +239,9 @@ net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
   if (!id.ok()) return StatusResponse(id.status());
   const std::string stream = request.Query("stream", "stdout");
   if (stream != "stdout" && stream != "stderr") return net::ErrorResponse(400, "stream: '" + stream + "' is not one of: stdout, stderr");
-  std::int64_t offset = 0;
-  if (const std::string o = request.Query("offset"); !o.empty()) {
-    Result<std::int64_t> n = ParseCount("offset", o);
-    if (!n.ok()) return StatusResponse(n.status());
-    offset = *n;
-  }
+  const Result<std::int64_t> from = QueryCount(request, "offset", 0);
+  if (!from.ok()) return StatusResponse(from.status());
+  const std::int64_t offset = *from;
   std::string task;
   std::int32_t attempt = 0;
   std::string job_state;

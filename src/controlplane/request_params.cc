@@ -14,6 +14,11 @@ Result<std::int64_t> ParseCount(std::string_view field, const std::string& text)
   return value;
 }
 
+Result<std::int64_t> QueryCount(const net::HttpRequest& request, std::string_view name, std::int64_t fallback) {
+  const std::string text = request.Query(name);
+  return text.empty() ? Result<std::int64_t>(fallback) : ParseCount(name, text);
+}
+
 Result<std::chrono::milliseconds> ParseWait(const std::string& text) {
   if (text.empty()) return std::chrono::milliseconds(0);
   double seconds = 0;
