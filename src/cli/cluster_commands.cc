@@ -18,12 +18,14 @@ namespace {
 using nlohmann::json;
 
 void PrintNodes(const json& answer) {
-  Table table({"NAME", "STATE", "GPUS", "ALLOCATED", "MODEL", "LEAF", "JOBS", "ADDRESS", "HEARTBEAT"});
+  Table table({"NAME", "STATE", "GPUS", "ALLOCATED", "MODEL", "SHARING", "LEAF", "JOBS", "ADDRESS", "HEARTBEAT"});
   for (const json& n : answer["nodes"]) {
     const json& gpus = n["gpus"];
+    std::string sharing;
+    for (const json& mode : n.value("gpuSharing", json::array())) sharing += (sharing.empty() ? "" : ",") + mode.get<std::string>();
     table.Add({n["name"], n["state"], std::to_string(gpus.size()), FormatGpus(n["allocatedGpus"].get<double>()),
-               gpus.empty() ? "-" : gpus[0]["model"].get<std::string>(), n["leaf"], std::to_string(n["jobs"].get<std::int64_t>()),
-               n["address"], AgeOf(n["lastHeartbeat"].get<std::int64_t>()) + " ago"});
+               gpus.empty() ? "-" : gpus[0]["model"].get<std::string>(), sharing.empty() ? "exclusive" : sharing, n["leaf"],
+               std::to_string(n["jobs"].get<std::int64_t>()), n["address"], AgeOf(n["lastHeartbeat"].get<std::int64_t>()) + " ago"});
   }
   table.Print();
 }

@@ -169,6 +169,11 @@ void Describe(const JobArgs& a) {
               << "   Restarts: " << j["restarts"].get<int>() << "/" << j["maxRestarts"].get<int>() << "\n";
     if (!j["message"].get<std::string>().empty()) std::cout << "Message:    " << j["message"].get<std::string>() << "\n";
     std::cout << "GPUs:       " << FormatGpus(j["gpus"].get<double>()) << " in " << j["taskCount"].get<int>() << " tasks\n";
+    if (const double held = j.value("gpuSeconds", 0.0); held > 0) {
+      const double idle = j.value("idleGpuSeconds", 0.0);
+      std::cout << "GPU time:   " << FormatGpus(held / 3600.0) << " GPU-hours, " << FormatGpus(100.0 * idle / held)
+                << "% of it idle\n";
+    }
     if (!j["tasks"].empty()) {
       std::cout << "\nTasks (run " << j["attempt"].get<int>() << "):\n";
       Table tasks({"TASK", "NODE", "GPUS", "STATE", "EXIT"});

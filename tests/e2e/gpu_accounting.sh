@@ -38,6 +38,8 @@ busy_held=$(jq --argjson id "$busy" '.jobs[] | select(.id == $id) | .gpuSeconds'
 awk -v i="$idle_s" -v h="$idle_held" 'BEGIN { exit !(i >= 5 && i <= h && h <= 10) }' || fail "idle job: $idle_s idle of $idle_held GPU-seconds"
 awk -v i="$busy_idle" -v h="$busy_held" 'BEGIN { exit !(i == 0 && h >= 2 && h <= 6) }' || fail "busy job: $busy_idle idle of $busy_held GPU-seconds"
 "$TESSERA" history | grep -q notebook || fail "the table lists the job"
+"$TESSERA" describe "$idle" | grep -q "^GPU time:   .* GPU-hours, 100% of it idle" || fail "describe shows the GPU time: $("$TESSERA" describe "$idle")"
+"$TESSERA" nodes | grep -q "vgpu,timeslice" || fail "tessera nodes shows the sharing modes"
 "$TESSERA" history --by user -o json | jq -e '.rows[0].jobs == 2' >/dev/null || fail "two jobs for the user"
 curl -s "$SERVER_URL/v1/accounting?by=queue" | jq -e --argjson h "$idle_held" --argjson b "$busy_held" \
   '.rows[0].queue == "default" and ((.rows[0].gpuHours * 3600 - $h - $b) | fabs) < 0.01' >/dev/null ||
