@@ -18,6 +18,13 @@ std::string BesideThisProgram(const std::string& file) {
   return ec ? file : (self.parent_path() / file).string();
 }
 
+// How a task holding a fraction of one GPU shares it ("vgpu" unless it says);
+// empty for every other task.
+std::string FractionMode(const api::Assignment& a) {
+  if (a.gpu_milli <= 0 || a.gpu_milli >= 1000 || a.gpus.size() != 1) return "";
+  return a.gpu_sharing.empty() ? "vgpu" : a.gpu_sharing;
+}
+
 std::string Join(const std::vector<std::int32_t>& values, char separator) {
   std::string out;
   for (const std::int32_t v : values) out += (out.empty() ? "" : std::string(1, separator)) + std::to_string(v);
@@ -103,8 +110,8 @@ vgpu::MemoryLedger* SharedGpus::Ledger(std::int32_t gpu, std::string* error) {
 }
 
 Status SharedGpus::Prepare(const api::Assignment& a, std::map<std::string, std::string>& env) {
-  if (a.gpu_milli <= 0 || a.gpu_milli >= 1000 || a.gpus.size() != 1) return Status::Ok();
-  const std::string& mode = a.gpu_sharing.empty() ? std::string("vgpu") : a.gpu_sharing;
+  const std::string mode = FractionMode(a);
+  if (mode.empty()) return Status::Ok();
   if (std::find(modes_.begin(), modes_.end(), mode) == modes_.end()) {
     return Status(StatusCode::kFailedPrecondition, "this node does not share GPUs as " + mode);
   }
@@ -138,7 +145,7 @@ Status SharedGpus::Prepare(const api::Assignment& a, std::map<std::string, std::
 }
 
 void SharedGpus::Release(const api::Assignment& a) {
-  if (a.gpus.size() != 1 || (!a.gpu_sharing.empty() && a.gpu_sharing != "vgpu")) return;
+  if (FractionMode(a) != "vgpu") return;
   if (auto it = ledgers_.find(a.gpus.front()); it != ledgers_.end()) it->second->Forget(LedgerName(a.key));
 }
 
@@ -164,7 +171,7 @@ std::vector<std::pair<api::TaskKey, BurstDecision>> SharedGpus::CheckBursts(
 }
 
 std::int64_t SharedGpus::MemoryUsed(const api::Assignment& a) const {
-  if (a.gpus.size() != 1 || a.gpu_milli >= 1000 || (!a.gpu_sharing.empty() && a.gpu_sharing != "vgpu")) return -1;
+  if (FractionMode(a) != "vgpu") return -1;
   const auto it = ledgers_.find(a.gpus.front());
   return it == ledgers_.end() ? -1 : it->second->TaskUsed(LedgerName(a.key));
 }
