@@ -1,6 +1,7 @@
 // Node and agent operations of the control plane: registration, status
 // reports (the heartbeat), assignment long polls, logs, cordon and drain; and
 // the bookkeeping of which runs each node must be running.
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -204,7 +205,9 @@ void ControlPlane::AccountGpuUsage(const std::string& node, const std::vector<ap
         const double held = static_cast<double>(task.gpus.size()) * task.gpu_milli / 1000.0;
         const UsageDelta delta = Observe(task.meter, held, busiest, now, options_.idle);
         record.gpu_seconds += delta.gpu_seconds;
-        record.idle_gpu_seconds += delta.idle_gpu_seconds;
+        // The idle share is counted in one step when a streak crosses the window, the held time in many small
+        // ones; their float sums may differ in the last bit, and idle time must never exceed held time.
+        record.idle_gpu_seconds = std::min(record.idle_gpu_seconds + delta.idle_gpu_seconds, record.gpu_seconds);
       }
       const std::int64_t task_idle = task.meter.last_ms < 0 ? 0 : IdleFor(task.meter, now);
       idle_for = idle_for < 0 ? task_idle : std::min(idle_for, task_idle);
