@@ -17,6 +17,8 @@ void AddApiRoutes(net::Router& router, ControlPlane& plane) {
 
   router.Add("GET", "/v1/healthz", now([](const net::HttpRequest&) { return JsonResponse(200, {{"ok", true}}); }));
   router.Add("GET", "/v1/cluster", now([p](const net::HttpRequest& r) { return p->ClusterSummary(r); }));
+  router.Add("GET", "/v1/cluster/gpus", now([p](const net::HttpRequest& r) { return p->GpuMap(r); }));
+  router.Add("GET", "/v1/cluster/history", now([p](const net::HttpRequest& r) { return p->History(r); }));
   router.Add("GET", "/metrics", now([p](const net::HttpRequest& r) { return p->Metrics(r); }));
 
   router.Add("POST", "/v1/jobs", later([p](const net::HttpRequest& r, Reply reply) { p->SubmitJobs(r, std::move(reply)); }));

@@ -30,7 +30,9 @@
 #include <vector>
 
 #include "api/agent_protocol.h"
+#include "controlplane/cluster_history.h"
 #include "controlplane/event_log.h"
+#include "controlplane/gpu_cells.h"
 #include "controlplane/records.h"
 #include "controlplane/server_metrics.h"
 #include "net/http_types.h"
@@ -49,6 +51,7 @@ struct ControlPlaneOptions {
   sched::SchedulerConfig scheduler;
   std::vector<model::QueueSpec> initial_queues;         // used when the store has none
   IdlePolicy idle;                                      // idle-GPU accounting and its policy
+  std::chrono::milliseconds history_interval{10'000};   // one utilization sample per interval (GET /v1/cluster/history)
 };
 
 using Reply = std::function<void(net::HttpResponse)>;
@@ -99,7 +102,10 @@ class ControlPlane {
   void PutQueue(const net::HttpRequest& request, Reply reply);
   void DeleteQueue(const net::HttpRequest& request, Reply reply);
 
+  // Read-only views of the cluster (cluster_view.cc).
   net::HttpResponse ClusterSummary(const net::HttpRequest& request);  // GET /v1/cluster
+  net::HttpResponse GpuMap(const net::HttpRequest& request);          // GET /v1/cluster/gpus: every GPU's cell
+  net::HttpResponse History(const net::HttpRequest& request);         // GET /v1/cluster/history?since=MS
   net::HttpResponse Metrics(const net::HttpRequest& request);         // GET /metrics (metrics.cc)
   ControlPlaneStats stats() const;
 
@@ -124,6 +130,8 @@ class ControlPlane {
   std::string QueuePath(model::QueueId id) const;
   nlohmann::json JobJson(model::JobId id, bool with_spec) const;
   nlohmann::json NodeJson(const NodeRecord& node) const;
+  GpuContext ContextOf(const NodeRecord& node, std::int32_t local_index) const;
+  ClusterSample SampleCluster(std::int64_t now_ms) const;
   void Emit(std::string type, std::int64_t job, std::string node, std::string message);
   void PersistJob(model::JobId id);
   void PersistNode(const NodeRecord& node);
@@ -175,6 +183,7 @@ class ControlPlane {
   ControlPlaneStats stats_;
   std::chrono::steady_clock::time_point accounting_saved_;  // running jobs' accounting last persisted
   std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
+  ClusterHistory history_{options_.history_interval};
 
   std::condition_variable wake_scheduler_;
   std::condition_variable wake_housekeeping_;

@@ -111,11 +111,14 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
   if (!kStates.contains(state)) {
     return net::ErrorResponse(400, "state: '" + state + "' is not one of: pending, starting, running, succeeded, failed, cancelled, active, ended");
   }
+  const std::string order = request.Query("order", "oldest");
+  if (order != "oldest" && order != "newest") return net::ErrorResponse(400, "order: '" + order + "' is not one of: oldest, newest");
   std::lock_guard lock(mu_);
   EnsureState();
   json jobs = json::array();
-  for (const model::Job& job : state_->jobs().all()) {
-    if (jobs.size() >= limit) break;
+  const auto& all = state_->jobs().all();
+  for (std::size_t i = 0; i < all.size() && jobs.size() < limit; ++i) {
+    const model::Job& job = order == "oldest" ? all[i] : all[all.size() - 1 - i];
     const JobRecord& record = records_[job.id.index()];
     if (record.tombstone) continue;
     const bool active = job.state == model::JobState::kPending || job.state == model::JobState::kRunning;

@@ -178,6 +178,7 @@ void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
     return reply(net::ErrorResponse(404, "node " + name + " was marked lost; register again"));
   }
   node.burst_memory = report->burst_memory;
+  for (const api::GpuTelemetry& g : report->gpus) node.gpu_utilization[g.index] = g.utilization;
   for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
   AccountGpuUsage(name, report->gpus);
   if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));

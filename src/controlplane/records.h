@@ -76,6 +76,7 @@ struct NodeRecord {
   std::int64_t registered_ms = 0;
   std::int64_t revision = 0;            // bumped whenever the node's assignment set changes
   std::map<std::int32_t, std::int64_t> burst_memory;  // per local GPU, as last reported
+  std::map<std::int32_t, double> gpu_utilization;     // percent per local GPU, from the last heartbeat with telemetry
 };
 
 }  // namespace tessera::controlplane

@@ -134,6 +134,7 @@ void ControlPlane::HousekeepingLoop() {
         if (records_[id.index()].gpu_seconds > 0) PersistJob(id);
       }
     }
+    if (history_.Due(now)) history_.Add(SampleCluster(now));
     if (lost || !writes_.empty()) Commit(nullptr);
     if (lost) RequestCycle();
     ExpireWaiters(steady);

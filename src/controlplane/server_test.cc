@@ -334,5 +334,60 @@ TEST_F(ServerTest, AFailedTaskRestartsTheGangWithinItsBudget) {
   EXPECT_EQ(job["restarts"], 1);
 }
 
+// The dashboard's views: one cell per GPU grouped by leaf, who holds each
+// GPU, and the utilization history.
+TEST_F(ServerTest, TheGpuMapShowsEachGpusCellAndTheJobHoldingIt) {
+  json a = Inventory("n1", 4), b = Inventory("n2", 2);
+  a["leaf"] = "leaf-b";
+  b["leaf"] = "leaf-a";
+  Call("POST", "/v1/nodes/n1/register", a.dump());
+  Call("POST", "/v1/nodes/n2/register", b.dump());
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: m}\nspec: {tasks: [{name: m, command: [x], resources: {gpus: 2}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  const json job = AwaitJob(id, "starting");
+  const std::string node = job["tasks"][0]["node"];
+  AwaitAssignments(node, 1);
+  // Telemetry: the job's first GPU busy, its second idle.
+  const std::vector<int> held = job["tasks"][0]["gpus"];
+  const json report = {{"tasks", json::array()},
+                       {"gpus", {{{"index", held[0]}, {"utilization", 80.0}, {"memoryUsed", 0}},
+                                 {{"index", held[1]}, {"utilization", 0.0}, {"memoryUsed", 0}}}}};
+  Call("POST", "/v1/nodes/" + node + "/status", report.dump());
+
+  const json map = Call("GET", "/v1/cluster/gpus");
+  ASSERT_EQ(map["nodes"].size(), 2u);
+  EXPECT_EQ(map["nodes"][0]["leaf"], "leaf-a");  // grouped by leaf, not by joining order
+  EXPECT_EQ(map["legend"]["I"], "idle");
+  EXPECT_EQ(map["counts"]["allocated"], 1);
+  EXPECT_EQ(map["counts"]["idle"], 1);
+  EXPECT_EQ(map["counts"]["free"], 4);
+  for (const json& n : map["nodes"]) {
+    if (n["name"] != node) continue;
+    const std::string cells = n["gpus"];
+    EXPECT_EQ(cells[static_cast<std::size_t>(held[0])], 'A') << cells;
+    EXPECT_EQ(cells[static_cast<std::size_t>(held[1])], 'I') << cells;
+  }
+  const json detail = Call("GET", "/v1/nodes/" + node);
+  const json& gpu = detail["gpus"][static_cast<std::size_t>(held[1])];
+  EXPECT_EQ(gpu["cell"], "idle");
+  EXPECT_EQ(gpu["utilization"], 0.0);
+  EXPECT_EQ(gpu["jobs"], json::array({id}));
+
+  const std::string other = node == "n1" ? "n2" : "n1";  // the node without the job: all its GPUs free
+  Call("POST", "/v1/nodes/" + other + "/cordon");
+  EXPECT_EQ(Call("GET", "/v1/cluster/gpus")["counts"]["cordoned"], other == "n1" ? 4 : 2);
+
+  // The housekeeping thread samples the cluster at once, then once per interval.
+  json history;
+  for (int i = 0; i < 100 && (history = Call("GET", "/v1/cluster/history"))["samples"].empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(history["samples"].empty());
+  EXPECT_EQ(history["samples"][0]["gpus"], 6.0);
+  EXPECT_EQ(history["intervalMs"], 10'000);
+  Call("GET", "/v1/cluster/history?since=x", {}, 400);
+  Call("GET", "/v1/jobs?order=sideways", {}, 400);
+  EXPECT_EQ(Call("GET", "/v1/jobs?order=newest&limit=1")["jobs"][0]["id"], id);
+}
+
 }  // namespace
 }  // namespace tessera::controlplane
