@@ -12,6 +12,8 @@ packages=(
   python3 jq curl iproute2 procps
   # metrics tests: promtool and a real Prometheus server
   prometheus
+  # dashboard tests: headless Chromium driven through chromedriver by Selenium
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "controlplane/api_routes.h"
+#include "dashboard/routes.h"
 #include "store/sqlite_store.h"
 
 namespace tessera::controlplane {
@@ -24,6 +25,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     return Internal("the state database " + server->store_description_ + " holds a damaged record: " + e.what());
   }
   AddApiRoutes(server->router_, *server->plane_);
+  dashboard::AddDashboardRoutes(server->router_);
   net::HttpServerOptions http;
   http.address = options.address;
   http.port = options.port;

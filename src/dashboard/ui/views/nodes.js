@@ -1,0 +1,57 @@
+// Nodes as `tessera nodes` lists them, and one node's GPUs: what each is
+// doing, its utilization and the jobs holding it (GET /v1/nodes).
+import * as api from "../api.js";
+import { badge, fill, h, table } from "../dom.js";
+import { ago, bytes, gpus } from "../format.js";
+
+export function mountList(container) {
+  const body = h("div");
+  container.append(h("h1", {}, "Nodes"), body);
+  return {
+    async refresh() {
+      const { nodes } = await api.get("/v1/nodes");
+      fill(body, table(["Node", "State", "Leaf", "Spine", "GPUs", "Allocated", "Jobs", "Sharing", "Heartbeat"],
+        nodes.map((n) => h("tr", { dataset: { node: n.name } },
+          h("td", {}, h("a", { href: `#/nodes/${encodeURIComponent(n.name)}` }, n.name)),
+          h("td", {}, badge(n.state)),
+          h("td", {}, n.leaf), h("td", {}, n.spine),
+          h("td", { class: "num" }, n.gpus.length),
+          h("td", { class: "num" }, gpus(n.allocatedGpus)),
+          h("td", { class: "num" }, n.jobs),
+          h("td", {}, (n.gpuSharing || []).join(", ") || "exclusive"),
+          h("td", {}, ago(n.lastHeartbeat)))), { class: "nodes" }));
+    },
+  };
+}
+
+export function mountNode(container, params) {
+  const name = params.get("name");
+  const header = h("div");
+  const body = h("div");
+  container.append(header, body);
+  const action = (verb) => h("button", { type: "button", onclick: async () => {
+    try {
+      await api.post(`/v1/nodes/${encodeURIComponent(name)}/${verb}`);
+    } catch (error) {
+      window.alert(error.message);
+    }
+  } }, verb);
+  return {
+    async refresh() {
+      const node = await api.get(`/v1/nodes/${encodeURIComponent(name)}`);
+      fill(header, h("h1", {}, `${node.name} `, badge(node.state), " ", action(node.cordoned ? "uncordon" : "cordon"),
+        node.cordoned ? null : action("drain")),
+        h("p", { class: "muted" }, `${node.leaf} · ${node.spine} · ${node.provider} · heartbeat ${ago(node.lastHeartbeat)}`));
+      fill(body, table(["GPU", "Model", "Memory", "State", "Utilization", "Held", "Shared as", "Jobs"],
+        node.gpus.map((g) => h("tr", { dataset: { gpu: g.index } },
+          h("td", { class: "num" }, g.index),
+          h("td", {}, g.model),
+          h("td", { class: "num" }, bytes(g.memory)),
+          h("td", {}, badge(g.cell || "unknown")),
+          h("td", { class: "num" }, g.utilization === undefined ? "–" : `${Math.round(g.utilization)}%`),
+          h("td", { class: "num" }, `${(g.allocatedMilli || 0) / 10}%`),
+          h("td", {}, g.sharedAs || ""),
+          h("td", {}, (g.jobs || []).map((id) => h("a", { href: `#/jobs/${id}`, class: "chip" }, `#${id}`))))), { class: "gpus" }));
+    },
+  };
+}
