@@ -15,13 +15,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include <utility>  // before Asio: its awaitable.hpp uses std::exchange
-
-#include <boost/asio.hpp>
 #include <nlohmann/json.hpp>
 
-#include "api/agent_protocol.h"
-#include "net/async_http_client.h"
+#include "bench/virtual_agents.h"
 #include "net/http_client.h"
 
 namespace tessera::bench {
@@ -29,171 +25,7 @@ namespace {
 
 namespace asio = boost::asio;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-// What all virtual agents and submitters share; touched only on the io thread.
-struct Shared {
-  std::unordered_map<std::int64_t, Clock::time_point> submitted_at;  // job -> request sent
-  std::unordered_map<std::int64_t, Clock::time_point> started_at;    // job -> first assignment seen
-  std::int64_t accepted = 0;
-  std::int64_t completed = 0;
-  int registered = 0;
-  std::string error;
-};
-
-class VirtualAgent : public std::enable_shared_from_this<VirtualAgent> {
- public:
-  VirtualAgent(asio::io_context& io, const net::Endpoint& server, int index, int gpus, double task_seconds, Shared& shared)
-      : io_(io), poll_(io, server), status_(io, server), task_time_(std::chrono::milliseconds(static_cast<std::int64_t>(task_seconds * 1000))),
-        heartbeat_(io), shared_(shared) {
-    inventory_.name = "hollow-" + std::to_string(index);
-    inventory_.address = "127.0.0.1";
-    inventory_.leaf = "leaf-" + std::to_string(index / 32);
-    inventory_.spine = "spine-" + std::to_string(index / 512);
-    inventory_.provider = "hollow";
-    inventory_.cpu_milli = 128'000;
-    inventory_.memory = std::int64_t{1} << 40;
-    for (int g = 0; g < gpus; ++g) inventory_.gpus.push_back({g, "", "H100", std::int64_t{80} << 30, g * 2 / std::max(gpus, 1), 0, true});
-  }
-
-  void Start() {
-    status_.Send("POST", "/v1/nodes/" + inventory_.name + "/register", api::ToJson(inventory_).dump(),
-                 [self = shared_from_this()](int status, std::string body) {
-                   if (status != 200) {
-                     self->shared_.error = "register: " + std::to_string(status) + " " + body;
-                     return;
-                   }
-                   ++self->shared_.registered;
-                   self->Poll();
-                   self->Heartbeat();
-                 });
-  }
-
- private:
-  struct Task {
-    bool exited = false;
-  };
-
-  void Poll() {
-    poll_.Send("GET", "/v1/nodes/" + inventory_.name + "/assignments?after=" + std::to_string(revision_) + "&wait=30", {},
-               [self = shared_from_this()](int status, std::string body) { self->OnAssignments(status, body); });
-  }
-
-  void OnAssignments(int status, const std::string& body) {
-    if (status != 200) {
-      shared_.error = "assignments: " + std::to_string(status) + " " + body;
-      return;
-    }
-    Result<api::AssignmentSet> set = api::AssignmentSetFromJson(json::parse(body));
-    if (!set.ok()) {
-      shared_.error = set.status().message();
-      return;
-    }
-    revision_ = set->revision;
-    std::set<api::TaskKey> listed;
-    bool changed = false;
-    const Clock::time_point now = Clock::now();
-    for (const api::Assignment& a : set->tasks) {
-      listed.insert(a.key);
-      if (tasks_.contains(a.key)) continue;
-      tasks_[a.key] = {};
-      shared_.started_at.try_emplace(a.key.job, now);
-      changed = true;
-      auto timer = std::make_shared<asio::steady_timer>(io_, task_time_);
-      timer->async_wait([self = shared_from_this(), key = a.key, timer](boost::system::error_code) {
-        auto it = self->tasks_.find(key);
-        if (it == self->tasks_.end()) return;
-        it->second.exited = true;
-        self->Report();
-      });
-    }
-    // Tasks the server no longer lists have ended there.
-    for (auto it = tasks_.begin(); it != tasks_.end();) {
-      if (listed.contains(it->first)) {
-        ++it;
-        continue;
-      }
-      if (it->second.exited) ++shared_.completed;
-      it = tasks_.erase(it);
-    }
-    if (changed) Report();
-    Poll();
-  }
-
-  // Level-triggered, as the real agent: every listed task with its state.
-  void Report() {
-    if (reporting_) {
-      report_again_ = true;
-      return;
-    }
-    reporting_ = true;
-    api::StatusReport report;
-    for (const auto& [key, task] : tasks_) report.tasks.push_back({key, task.exited, 0, {}, false});
-    status_.Send("POST", "/v1/nodes/" + inventory_.name + "/status", api::ToJson(report).dump(),
-                 [self = shared_from_this()](int status, std::string body) {
-                   self->reporting_ = false;
-                   if (status != 200) self->shared_.error = "status: " + std::to_string(status) + " " + body;
-                   if (std::exchange(self->report_again_, false)) self->Report();
-                 });
-  }
-
-  void Heartbeat() {
-    heartbeat_.expires_after(std::chrono::seconds(10));
-    heartbeat_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-      if (ec) return;
-      self->Report();
-      self->Heartbeat();
-    });
-  }
-
-  asio::io_context& io_;
-  net::AsyncHttpConnection poll_;
-  net::AsyncHttpConnection status_;
-  std::chrono::milliseconds task_time_;
-  asio::steady_timer heartbeat_;
-  Shared& shared_;
-  api::NodeInventory inventory_;
-  std::int64_t revision_ = -1;
-  std::map<api::TaskKey, Task> tasks_;
-  bool reporting_ = false;
-  bool report_again_ = false;
-};
-
-class Submitter : public std::enable_shared_from_this<Submitter> {
- public:
-  Submitter(asio::io_context& io, const net::Endpoint& server, std::int64_t* next, std::int64_t total, Shared& shared,
-            std::function<void()> on_done)
-      : conn_(io, server), next_(next), total_(total), shared_(shared), on_done_(std::move(on_done)) {}
-
-  void Start() {
-    if (*next_ >= total_) return;
-    const std::int64_t n = (*next_)++;
-    const json job = {{"apiVersion", "tessera/v1"},
-                      {"kind", "Job"},
-                      {"metadata", {{"name", "bench-" + std::to_string(n)}}},
-                      {"spec", {{"tasks", {{{"name", "t"}, {"command", {"sleep", "1"}}, {"resources", {{"gpus", 1}}}}}}}}};
-    const Clock::time_point sent = Clock::now();
-    conn_.Send("POST", "/v1/jobs", job.dump(), [self = shared_from_this(), sent](int status, std::string body) {
-      if (status != 201) {
-        self->shared_.error = "submit: " + std::to_string(status) + " " + body;
-        return;
-      }
-      const std::int64_t id = json::parse(body)["jobs"][0]["id"];
-      self->shared_.submitted_at[id] = sent;
-      if (++self->shared_.accepted == self->total_) self->on_done_();
-      self->Start();
-    });
-  }
-
- private:
-  net::AsyncHttpConnection conn_;
-  std::int64_t* next_;
-  std::int64_t total_;
-  Shared& shared_;
-  std::function<void()> on_done_;
-};
 
 struct ServerProcess {
   pid_t pid = -1;
@@ -278,13 +110,14 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   }
   const net::Endpoint endpoint = *net::ParseEndpoint(server->url);
   asio::io_context io(1);
-  Shared shared;
+  LoadCounters shared;
   const Clock::time_point start = Clock::now();
   Clock::time_point submit_start, submit_end;
 
   std::vector<std::shared_ptr<VirtualAgent>> agents;
   for (int i = 0; i < options.agents; ++i) {
-    agents.push_back(std::make_shared<VirtualAgent>(io, endpoint, i, options.gpus_per_agent, options.task_seconds, shared));
+    const VirtualAgentOptions agent{.index = i, .gpus = options.gpus_per_agent, .task_seconds = options.task_seconds, .telemetry = false};
+    agents.push_back(std::make_shared<VirtualAgent>(io, endpoint, agent, shared));
   }
   const auto start_agents = [&] {
     for (auto& agent : agents) agent->Start();
@@ -298,7 +131,8 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   const auto start_submitting = [&] {
     submit_start = Clock::now();
     for (int i = 0; i < options.submitters; ++i) {
-      submitters.push_back(std::make_shared<Submitter>(io, endpoint, &next, options.jobs, shared, on_submitted));
+      submitters.push_back(std::make_shared<Submitter>(io, endpoint, &next, options.jobs, [](std::int64_t) { return 1.0; }, shared,
+                                                       on_submitted));
       submitters.back()->Start();
     }
   };

@@ -4,6 +4,7 @@
 
 #include "bench/control_plane_bench.h"
 #include "bench/sched_bench.h"
+#include "bench/virtual_cluster.h"
 #include "cli/commands.h"
 
 namespace tessera::cli {
@@ -42,6 +43,21 @@ void AddBenchCommand(CLI::App& app) {
     const bench::ControlPlaneBenchResult result = bench::RunControlPlaneBench(*cp);
     std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
     if (!result.error.empty()) throw CLI::RuntimeError(kExitFailure);
+  });
+
+  auto vc = std::make_shared<bench::VirtualClusterOptions>();
+  auto* virtual_cluster = bench->add_subcommand("virtual-cluster", "Join virtual agents to a running server and load it, until stopped");
+  virtual_cluster->add_option("--server", vc->server, "The server to load")->required();
+  virtual_cluster->add_option("--agents", vc->agents, "Virtual agents (nodes)")->capture_default_str();
+  virtual_cluster->add_option("--gpus-per-agent", vc->gpus_per_agent)->capture_default_str();
+  virtual_cluster->add_option("--jobs", vc->jobs, "Jobs to submit, of 1, 1, 1, 1, 2, 2, 4 and 8 GPUs in turn")->capture_default_str();
+  virtual_cluster->add_option("--task-seconds", vc->task_seconds, "How long each virtual task runs")->capture_default_str();
+  virtual_cluster->add_option("--duration", vc->duration_seconds, "Seconds to hold the load (0: until interrupted)")->capture_default_str();
+  virtual_cluster->callback([vc] {
+    if (const std::string error = bench::RunVirtualCluster(*vc); !error.empty()) {
+      std::fprintf(stderr, "tessera bench virtual-cluster: %s\n", error.c_str());
+      throw CLI::RuntimeError(kExitFailure);
+    }
   });
 }
 

@@ -3,7 +3,8 @@
 // thread samples.
 #include <algorithm>
 #include <map>
-#include <tuple>
+#include <cctype>
+#include <string_view>
 
 #include "controlplane/control_plane.h"
 #include "controlplane/gpu_cells.h"
@@ -14,6 +15,30 @@ namespace tessera::controlplane {
 
 using nlohmann::json;
 
+namespace {
+
+// "leaf-2" before "leaf-10": runs of digits compare as numbers.
+bool NaturalLess(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      const std::size_t i0 = i, j0 = j;
+      while (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i]))) ++i;
+      while (j < b.size() && std::isdigit(static_cast<unsigned char>(b[j]))) ++j;
+      const std::string_view x = a.substr(i0, i - i0), y = b.substr(j0, j - j0);
+      const std::size_t xz = std::min(x.find_first_not_of('0'), x.size()), yz = std::min(y.find_first_not_of('0'), y.size());
+      if (x.size() - xz != y.size() - yz) return x.size() - xz < y.size() - yz;  // fewer significant digits: smaller
+      if (const int c = x.substr(xz).compare(y.substr(yz)); c != 0) return c < 0;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i, ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+
+}  // namespace
+
 GpuContext ControlPlane::ContextOf(const NodeRecord& node, std::int32_t local_index) const {
   GpuContext context;
   context.node_lost = node.state == NodeState::kLost;
@@ -23,20 +48,23 @@ GpuContext ControlPlane::ContextOf(const NodeRecord& node, std::int32_t local_in
   return context;
 }
 
-json ControlPlane::NodeJson(const NodeRecord& node) const {
+json ControlPlane::NodeJson(const NodeRecord& node, bool with_gpus) const {
   json j = api::ToJson(node.inventory);
   j["state"] = node.cordoned && node.state == NodeState::kReady ? "cordoned" : std::string(ToString(node.state));
   j["cordoned"] = node.cordoned;
   j["lastHeartbeat"] = node.last_heartbeat_ms;
-  std::int64_t allocated_milli = 0;
-  std::int64_t jobs = 0;
   json& gpus = j["gpus"];
+  const auto node_jobs = node_jobs_.find(node.inventory.name);
+  j["jobs"] = node_jobs == node_jobs_.end() ? 0 : node_jobs->second.size();
+  std::int64_t allocated_milli = 0;
   if (state_ && !rebuild_needed_) {
     const Result<model::NodeId> id = state_->cluster().FindNode(node.inventory.name);
     if (id.ok()) {
       const model::Node& n = state_->cluster().node(*id);
       for (std::int32_t i = 0; i < n.gpu_count && i < static_cast<std::int32_t>(gpus.size()); ++i) {
         const model::Gpu& g = state_->cluster().gpu(n.gpu(i));
+        allocated_milli += g.used_milli;
+        if (!with_gpus) continue;
         json& gpu = gpus[static_cast<std::size_t>(i)];
         gpu["allocatedMilli"] = g.used_milli;
         gpu["allocatedMemory"] = g.used_memory;
@@ -45,26 +73,27 @@ json ControlPlane::NodeJson(const NodeRecord& node) const {
         if (g.fraction_tenants > 0) gpu["sharedAs"] = model::ToString(g.shared_as);
         if (auto b = node.burst_memory.find(i); b != node.burst_memory.end()) gpu["burstMemory"] = b->second;
         if (auto u = node.gpu_utilization.find(i); u != node.gpu_utilization.end()) gpu["utilization"] = u->second;
-        allocated_milli += g.used_milli;
-      }
-    }
-  }
-  // Which jobs hold each GPU: the dispatched runs' tasks on this node.
-  if (auto it = node_jobs_.find(node.inventory.name); it != node_jobs_.end()) {
-    jobs = static_cast<std::int64_t>(it->second.size());
-    for (const std::int64_t job : it->second) {
-      for (const TaskRecord& task : records_[static_cast<std::size_t>(job)].tasks) {
-        if (task.node != node.inventory.name) continue;
-        for (const std::int32_t g : task.gpus) {
-          if (g >= 0 && static_cast<std::size_t>(g) < gpus.size() && gpus[static_cast<std::size_t>(g)].contains("jobs")) {
-            gpus[static_cast<std::size_t>(g)]["jobs"].push_back(job);
-          }
-        }
       }
     }
   }
   j["allocatedGpus"] = static_cast<double>(allocated_milli) / 1000.0;
-  j["jobs"] = jobs;
+  if (!with_gpus) {  // the list's light form: a count instead of every GPU
+    j["gpuCount"] = gpus.size();
+    j.erase("gpus");
+    return j;
+  }
+  // Which jobs hold each GPU: the dispatched runs' tasks on this node.
+  if (node_jobs == node_jobs_.end()) return j;
+  for (const std::int64_t job : node_jobs->second) {
+    for (const TaskRecord& task : records_[static_cast<std::size_t>(job)].tasks) {
+      if (task.node != node.inventory.name) continue;
+      for (const std::int32_t g : task.gpus) {
+        if (g >= 0 && static_cast<std::size_t>(g) < gpus.size() && gpus[static_cast<std::size_t>(g)].contains("jobs")) {
+          gpus[static_cast<std::size_t>(g)]["jobs"].push_back(job);
+        }
+      }
+    }
+  }
   return j;
 }
 
@@ -95,7 +124,8 @@ net::HttpResponse ControlPlane::GpuMap(const net::HttpRequest&) {
   std::vector<const NodeRecord*> order;
   for (const std::string& name : node_order_) order.push_back(&nodes_.at(name));
   std::stable_sort(order.begin(), order.end(), [](const NodeRecord* a, const NodeRecord* b) {
-    return std::tie(a->inventory.spine, a->inventory.leaf) < std::tie(b->inventory.spine, b->inventory.leaf);
+    if (a->inventory.spine != b->inventory.spine) return NaturalLess(a->inventory.spine, b->inventory.spine);
+    return NaturalLess(a->inventory.leaf, b->inventory.leaf);
   });
   std::map<GpuCell, std::int64_t> counts;
   json nodes = json::array();

@@ -129,7 +129,8 @@ class ControlPlane {
   void EnsureState();  // rebuilds the scheduler's state after nodes or queues changed
   std::string QueuePath(model::QueueId id) const;
   nlohmann::json JobJson(model::JobId id, bool with_spec) const;
-  nlohmann::json NodeJson(const NodeRecord& node) const;
+  // A node with each GPU's state, or (with_gpus false) the light form: a GPU count.
+  nlohmann::json NodeJson(const NodeRecord& node, bool with_gpus = true) const;
   GpuContext ContextOf(const NodeRecord& node, std::int32_t local_index) const;
   ClusterSample SampleCluster(std::int64_t now_ms) const;
   void Emit(std::string type, std::int64_t job, std::string node, std::string message);

@@ -342,13 +342,15 @@ net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
 }
 
 net::HttpResponse ControlPlane::ListNodes(const net::HttpRequest& request) {
+  const std::string with_gpus = request.Query("gpus", "true");
+  if (with_gpus != "true" && with_gpus != "false") return net::ErrorResponse(400, "gpus: '" + with_gpus + "' is not one of: true, false");
   std::lock_guard lock(mu_);
   EnsureState();
   json nodes = json::array();
   const std::string only = request.params.count("name") != 0 ? request.params.at("name") : std::string();
   for (const std::string& name : node_order_) {
     if (!only.empty() && name != only) continue;
-    nodes.push_back(NodeJson(nodes_.at(name)));
+    nodes.push_back(NodeJson(nodes_.at(name), with_gpus == "true"));
   }
   if (!only.empty()) {
     if (nodes.empty()) return net::ErrorResponse(404, "no node " + only);

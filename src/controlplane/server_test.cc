@@ -338,8 +338,8 @@ TEST_F(ServerTest, AFailedTaskRestartsTheGangWithinItsBudget) {
 // GPU, and the utilization history.
 TEST_F(ServerTest, TheGpuMapShowsEachGpusCellAndTheJobHoldingIt) {
   json a = Inventory("n1", 4), b = Inventory("n2", 2);
-  a["leaf"] = "leaf-b";
-  b["leaf"] = "leaf-a";
+  a["leaf"] = "leaf-10";
+  b["leaf"] = "leaf-2";
   Call("POST", "/v1/nodes/n1/register", a.dump());
   Call("POST", "/v1/nodes/n2/register", b.dump());
   const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: m}\nspec: {tasks: [{name: m, command: [x], resources: {gpus: 2}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
@@ -355,7 +355,7 @@ TEST_F(ServerTest, TheGpuMapShowsEachGpusCellAndTheJobHoldingIt) {
 
   const json map = Call("GET", "/v1/cluster/gpus");
   ASSERT_EQ(map["nodes"].size(), 2u);
-  EXPECT_EQ(map["nodes"][0]["leaf"], "leaf-a");  // grouped by leaf, not by joining order
+  EXPECT_EQ(map["nodes"][0]["leaf"], "leaf-2");  // by leaf, in natural order, not by joining order
   EXPECT_EQ(map["legend"]["I"], "idle");
   EXPECT_EQ(map["counts"]["allocated"], 1);
   EXPECT_EQ(map["counts"]["idle"], 1);
@@ -371,6 +371,11 @@ TEST_F(ServerTest, TheGpuMapShowsEachGpusCellAndTheJobHoldingIt) {
   EXPECT_EQ(gpu["cell"], "idle");
   EXPECT_EQ(gpu["utilization"], 0.0);
   EXPECT_EQ(gpu["jobs"], json::array({id}));
+
+  const json light = Call("GET", "/v1/nodes?gpus=false");  // the list's light form
+  EXPECT_FALSE(light["nodes"][0].contains("gpus"));
+  EXPECT_EQ(light["nodes"][0]["gpuCount"], 4);
+  Call("GET", "/v1/nodes?gpus=maybe", {}, 400);
 
   const std::string other = node == "n1" ? "n2" : "n1";  // the node without the job: all its GPUs free
   Call("POST", "/v1/nodes/" + other + "/cordon");

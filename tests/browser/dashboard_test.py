@@ -10,26 +10,15 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+from chromium import browser
 
 
 def api(server, path):
     with urllib.request.urlopen(server + path, timeout=10) as response:
         return json.load(response)
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    # Headless as root, and no calls home: this machine has no network.
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 class Check:
@@ -114,6 +103,12 @@ def main():
             assert gpu["cell"] in row, (gpu, row)
             for job in gpu["jobs"]:
                 assert f"#{job}" in row, (gpu, row)
+
+        # --- The node list, and its filter.
+        c.show("#/nodes")
+        c.wait("both nodes", lambda: c.count("table.nodes tr[data-node]") == 2)
+        c.show("#/nodes?filter=leaf-b")
+        c.wait("the filtered node list", lambda: c.count("table.nodes tr[data-node]") == 1 and "gpu-b" in c.text("table.nodes"))
 
         # --- Jobs: the list matches the API, and a new job appears without a reload.
         c.show("#/jobs?state=all")

@@ -4,18 +4,28 @@ import * as api from "../api.js";
 import { badge, fill, h, table } from "../dom.js";
 import { ago, bytes, gpus } from "../format.js";
 
-export function mountList(container) {
+const SHOWN = 500;  // rows one page lays out quickly; the filter finds the rest
+
+export function mountList(container, params, navigate) {
+  const filter = params.get("filter") || "";
+  const input = h("input", { type: "search", name: "filter", value: filter, placeholder: "name, state, leaf or spine",
+    onchange: (e) => navigate(`#/nodes?filter=${encodeURIComponent(e.target.value.trim())}`) });
+  const summary = h("p", { class: "muted" });
   const body = h("div");
-  container.append(h("h1", {}, "Nodes"), body);
+  container.append(h("h1", {}, "Nodes"), h("form", { class: "filters", onsubmit: (e) => e.preventDefault() },
+    h("label", {}, "Filter ", input)), summary, body);
   return {
     async refresh() {
-      const { nodes } = await api.get("/v1/nodes");
+      const { nodes } = await api.get("/v1/nodes?gpus=false");
+      const matching = nodes.filter((n) => !filter || [n.name, n.state, n.leaf, n.spine].some((v) => v.includes(filter)));
+      summary.textContent = matching.length > SHOWN ? `${SHOWN} of ${matching.length} nodes; narrow the filter to see others`
+                                                    : `${matching.length} of ${nodes.length} nodes`;
       fill(body, table(["Node", "State", "Leaf", "Spine", "GPUs", "Allocated", "Jobs", "Sharing", "Heartbeat"],
-        nodes.map((n) => h("tr", { dataset: { node: n.name } },
+        matching.slice(0, SHOWN).map((n) => h("tr", { dataset: { node: n.name } },
           h("td", {}, h("a", { href: `#/nodes/${encodeURIComponent(n.name)}` }, n.name)),
           h("td", {}, badge(n.state)),
           h("td", {}, n.leaf), h("td", {}, n.spine),
-          h("td", { class: "num" }, n.gpus.length),
+          h("td", { class: "num" }, n.gpuCount),
           h("td", { class: "num" }, gpus(n.allocatedGpus)),
           h("td", { class: "num" }, n.jobs),
           h("td", {}, (n.gpuSharing || []).join(", ") || "exclusive"),

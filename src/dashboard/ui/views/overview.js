@@ -25,7 +25,6 @@ export function mount(container, _params, navigate) {
     h("section", {}, h("h2", {}, "Queues"), queueLegend(), queues));
   return {
     async refresh() {
-      const started = performance.now();
       const [cluster, map, history, queueList] = await Promise.all([
         api.get("/v1/cluster"), api.get("/v1/cluster/gpus"), api.get("/v1/cluster/history"), api.get("/v1/queues")]);
       const c = map.counts;
@@ -45,7 +44,7 @@ export function mount(container, _params, navigate) {
           h("b", {}, String(c[name])))));
       heatmap.update(map);
       fill(queues, queueTable(queueList.queues, cluster.gpus));
-      window.tesseraStats = { refreshMs: performance.now() - started, heatmapDrawMs: heatmap.drawMs, gpus: cluster.gpus };
+      this.stats = { heatmapDrawMs: heatmap.drawMs };
     },
     destroy() {
       heatmap.destroy();
