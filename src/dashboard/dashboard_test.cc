@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <regex>
+#include <string_view>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,14 +40,20 @@ TEST(Assets, EveryReferencedFileIsEmbedded) {
   const EmbeddedFile* index = FindAsset("");
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->path, "index.html");
-  const std::regex reference(R"re((?:src|href)="/ui/([^"]+)"|from "(\.\.?/[^"]+)")re");
+  // src="/ui/x" and href="/ui/x" in HTML; from "./x" and from "../x" in modules.
+  static constexpr std::pair<std::string_view, bool> kMarkers[] = {
+      {"src=\"/ui/", false}, {"href=\"/ui/", false}, {"from \"./", true}, {"from \"../", true}};
   std::set<std::string> referenced;
   for (const EmbeddedFile& file : EmbeddedFiles()) {
-    const std::string text(file.content);
-    for (std::sregex_iterator it(text.begin(), text.end(), reference), end; it != end; ++it) {
-      const std::string path = (*it)[1].matched ? (*it)[1].str() : Resolve(file.path, (*it)[2].str());
-      EXPECT_NE(FindAsset(path), nullptr) << file.path << " refers to " << path << ", which is not embedded";
-      referenced.insert(path);
+    const std::string_view text = file.content;
+    for (const auto& [marker, relative] : kMarkers) {
+      for (std::size_t at = text.find(marker); at != std::string_view::npos; at = text.find(marker, at + 1)) {
+        const std::size_t start = at + (relative ? std::string_view("from \"").size() : marker.size());
+        const std::string target(text.substr(start, text.find('"', start) - start));
+        const std::string path = relative ? Resolve(file.path, target) : target;
+        EXPECT_NE(FindAsset(path), nullptr) << file.path << " refers to " << path << ", which is not embedded";
+        referenced.insert(path);
+      }
     }
   }
   EXPECT_TRUE(referenced.contains("app.js"));
