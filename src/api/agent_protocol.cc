@@ -182,13 +182,46 @@ json ToJson(const StatusReport& report) {
   for (const GpuTelemetry& g : report.gpus) {
     gpus.push_back({{"index", g.index}, {"utilization", g.utilization}, {"memoryUsed", g.memory_used}});
   }
-  return {{"tasks", tasks}, {"burstMemory", bursts}, {"gpus", gpus}};
+  json unhealthy = json::array();
+  for (const GpuOutageReport& u : report.unhealthy_gpus) unhealthy.push_back({{"index", u.index}, {"reason", u.reason}});
+  json faults = json::array();
+  for (const GpuFaultReport& f : report.faults) {
+    faults.push_back({{"index", f.index}, {"kind", f.kind}, {"code", f.code}, {"detail", f.detail}, {"class", f.fault_class}});
+  }
+  return {{"tasks", tasks}, {"burstMemory", bursts}, {"gpus", gpus}, {"unhealthyGpus", unhealthy}, {"faults", faults}};
 }
 
 Result<StatusReport> StatusReportFromJson(const json& value) {
-  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks", "burstMemory", "gpus"});
+  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks", "burstMemory", "gpus", "unhealthyGpus", "faults"});
   if (!o.ok()) return o.status();
   StatusReport report;
+  if (o->Has("unhealthyGpus")) {
+    auto unhealthy = o->Items("unhealthyGpus");
+    if (!unhealthy.ok()) return unhealthy.status();
+    for (const auto& [path, item] : *unhealthy) {
+      Result<JsonObject> u = JsonObject::Read(*item, path, {"index", "reason"}, {"index", "reason"});
+      if (!u.ok()) return u.status();
+      GpuOutageReport outage;
+      TESSERA_RETURN_IF_ERROR(u->ReadInt32("index", &outage.index, 0, 63));
+      TESSERA_RETURN_IF_ERROR(u->ReadString("reason", &outage.reason));
+      report.unhealthy_gpus.push_back(std::move(outage));
+    }
+  }
+  if (o->Has("faults")) {
+    auto faults = o->Items("faults");
+    if (!faults.ok()) return faults.status();
+    for (const auto& [path, item] : *faults) {
+      Result<JsonObject> f = JsonObject::Read(*item, path, {"index", "kind", "code", "detail", "class"}, {"index", "kind", "class"});
+      if (!f.ok()) return f.status();
+      GpuFaultReport fault;
+      TESSERA_RETURN_IF_ERROR(f->ReadInt32("index", &fault.index, 0, 63));
+      TESSERA_RETURN_IF_ERROR(f->ReadString("kind", &fault.kind));
+      TESSERA_RETURN_IF_ERROR(f->ReadInt("code", &fault.code, 0, kMaxI64));
+      TESSERA_RETURN_IF_ERROR(f->ReadString("detail", &fault.detail));
+      TESSERA_RETURN_IF_ERROR(f->ReadString("class", &fault.fault_class));
+      report.faults.push_back(std::move(fault));
+    }
+  }
   if (o->Has("gpus")) {
     auto gpus = o->Items("gpus");
     if (!gpus.ok()) return gpus.status();

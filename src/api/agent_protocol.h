@@ -99,9 +99,29 @@ struct GpuTelemetry {
   std::int64_t memory_used = 0;
 };
 
+// A GPU the agent has taken out of service (node/health/gpu_health.h), and why.
+struct GpuOutageReport {
+  std::int32_t index = 0;
+  std::string reason;
+};
+
+// A GPU fault as the agent saw it, with its class: "application", "reset",
+// "hardware", "unknown" ("ignore"-class faults are not sent).
+struct GpuFaultReport {
+  std::int32_t index = 0;
+  std::string kind;         // "xid", "ecc-double-bit"
+  std::int64_t code = 0;    // the Xid
+  std::string detail;
+  std::string fault_class;
+};
+
 struct StatusReport {
   std::vector<TaskReport> tasks;
   std::vector<GpuTelemetry> gpus;
+  // Level-triggered: every GPU out of service now (a GPU not listed is in service).
+  std::vector<GpuOutageReport> unhealthy_gpus;
+  // Edge-triggered: faults since the last report the server took.
+  std::vector<GpuFaultReport> faults;
   // Memory that vGPU tasks hold past their caps, per local GPU index (only GPUs with a burst).
   std::map<std::int32_t, std::int64_t> burst_memory;
 };

@@ -54,10 +54,20 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
 
   StatusReport report;
   report.tasks.push_back({{12, 2, 3}, true, 137, "killed"});
+  report.unhealthy_gpus.push_back({2, "Xid 79: GPU has fallen off the bus (hardware)"});
+  report.faults.push_back({2, "xid", 79, "Xid 79: GPU has fallen off the bus", "hardware"});
   auto r = StatusReportFromJson(ToJson(report));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->tasks[0].exited);
   EXPECT_EQ(r->tasks[0].exit_code, 137);
+  ASSERT_EQ(r->unhealthy_gpus.size(), 1u);
+  EXPECT_EQ(r->unhealthy_gpus[0].index, 2);
+  ASSERT_EQ(r->faults.size(), 1u);
+  EXPECT_EQ(r->faults[0].code, 79);
+  EXPECT_EQ(r->faults[0].fault_class, "hardware");
+  auto no_reason = StatusReportFromJson(nlohmann::json::parse(R"({"tasks":[],"unhealthyGpus":[{"index":1}]})"));
+  ASSERT_FALSE(no_reason.ok());
+  EXPECT_THAT(no_reason.status().message(), HasSubstr("unhealthyGpus[0].reason"));
   auto bad = StatusReportFromJson(nlohmann::json::parse(R"({"tasks":[{"job":1,"attempt":1,"task":0,"state":"dancing"}]})"));
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("tasks[0].state: 'dancing' is not one of: running, exited"));

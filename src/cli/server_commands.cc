@@ -149,6 +149,10 @@ void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
                   "The vGPU shim (default: libtessera-vgpu.so beside the tessera binary)");
   cmd->add_option("--max-burst", args->max_burst_s, "Seconds a vGPU task may hold memory past its cap")
       ->capture_default_str();
+  cmd->add_option("--gpu-recheck", args->agent.gpu_health.recheck_after,
+                  "Seconds before a GPU taken out of service by a reset-class fault is health-checked (and between checks)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   args->agent.metrics_listen = "0.0.0.0:9400";  // dcgm-exporter's port
   cmd->add_option("--metrics-listen", args->agent.metrics_listen,
                   "ADDRESS:PORT of the agent's /metrics (GPU telemetry, DCGM names); empty: none")

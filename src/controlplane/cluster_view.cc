@@ -73,6 +73,7 @@ json ControlPlane::NodeJson(const NodeRecord& node, bool with_gpus) const {
         if (g.fraction_tenants > 0) gpu["sharedAs"] = model::ToString(g.shared_as);
         if (auto b = node.burst_memory.find(i); b != node.burst_memory.end()) gpu["burstMemory"] = b->second;
         if (auto u = node.gpu_utilization.find(i); u != node.gpu_utilization.end()) gpu["utilization"] = u->second;
+        if (auto o = node.unhealthy_gpus.find(i); o != node.unhealthy_gpus.end()) gpu["outOfService"] = o->second;
       }
     }
   }

@@ -111,7 +111,7 @@ void ControlPlane::EnsureState() {
     const model::NodeId id = *next->cluster().FindNode(name);
     if (node.cordoned || node.state == NodeState::kLost) next->cluster().SetSchedulable(id, false);
     for (const api::GpuInventory& g : node.inventory.gpus) {
-      if (!g.healthy) next->cluster().SetGpuHealthy(next->cluster().node(id).gpu(g.index), false);
+      if (!g.healthy || node.unhealthy_gpus.contains(g.index)) next->cluster().SetGpuHealthy(next->cluster().node(id).gpu(g.index), false);
     }
   }
   state_ = std::move(next);
@@ -135,8 +135,10 @@ void ControlPlane::PersistJob(model::JobId id) {
 }
 
 void ControlPlane::PersistNode(const NodeRecord& node) {
+  json unhealthy = json::object();
+  for (const auto& [index, reason] : node.unhealthy_gpus) unhealthy[std::to_string(index)] = reason;
   json j = {{"inventory", api::ToJson(node.inventory)}, {"cordoned", node.cordoned},
-            {"state", ToString(node.state)}, {"registered", node.registered_ms}};
+            {"state", ToString(node.state)}, {"registered", node.registered_ms}, {"unhealthyGpus", unhealthy}};
   writes_.push_back(store::Mutation::Put(store::Collection::kNodes, node.inventory.name, j.dump()));
 }
 

@@ -155,6 +155,10 @@ class ControlPlane {
   // Idle-GPU accounting of the node's running tasks from its telemetry, and the idle policy.
   void AccountGpuUsage(const std::string& node, const std::vector<api::GpuTelemetry>& gpus);
   void MarkLost(NodeRecord& node);
+  // The agent's GPU faults as events, and its out-of-service GPUs applied: a
+  // GPU newly out leaves the scheduler's capacity and the runs on it are
+  // requeued; one back in service returns (gpu_health.cc).
+  void ApplyGpuHealth(NodeRecord& node, const api::StatusReport& report);
 
   void SchedulingLoop();
   void RunCycle();

@@ -26,7 +26,7 @@ bool EventFilter::Matches(const Event& event) const {
   if (job >= 0 && event.job != job) return false;
   if (!node.empty() && event.node != node) return false;
   if (kind == "job" && !event.type.starts_with("Job")) return false;
-  if (kind == "node" && !event.type.starts_with("Node")) return false;
+  if (kind == "node" && !event.type.starts_with("Node") && !event.type.starts_with("Gpu")) return false;
   return true;
 }
 

@@ -27,7 +27,7 @@ Event EventFromJson(const nlohmann::json& value);  // for recovery; trusts the s
 struct EventFilter {
   std::int64_t job = -1;    // only this job's events
   std::string node;         // only this node's events
-  std::string kind;         // "job" or "node": only events of that kind of object
+  std::string kind;         // "job" (Job*) or "node" (Node*, and Gpu* of its GPUs): only events of that kind of object
   bool Matches(const Event& event) const;
 };
 

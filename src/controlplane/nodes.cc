@@ -180,6 +180,7 @@ void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
   node.burst_memory = report->burst_memory;
   for (const api::GpuTelemetry& g : report->gpus) node.gpu_utilization[g.index] = g.utilization;
   for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
+  ApplyGpuHealth(node, *report);
   AccountGpuUsage(name, report->gpus);
   if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));
   Commit([this, name, reply]() {

@@ -77,6 +77,7 @@ struct NodeRecord {
   std::int64_t revision = 0;            // bumped whenever the node's assignment set changes
   std::map<std::int32_t, std::int64_t> burst_memory;  // per local GPU, as last reported
   std::map<std::int32_t, double> gpu_utilization;     // percent per local GPU, from the last heartbeat with telemetry
+  std::map<std::int32_t, std::string> unhealthy_gpus; // local GPUs the agent took out of service, and why (persisted)
 };
 
 }  // namespace tessera::controlplane

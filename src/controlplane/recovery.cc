@@ -48,6 +48,8 @@ Status ControlPlane::Recover() {
     node.cordoned = j.value("cordoned", false);
     node.state = j.value("state", std::string("ready")) == "lost" ? NodeState::kLost : NodeState::kReady;
     node.registered_ms = j.value("registered", std::int64_t{0});
+    const json unhealthy = j.value("unhealthyGpus", json::object());
+    for (const auto& [index, reason] : unhealthy.items()) node.unhealthy_gpus[std::stoi(index)] = reason.get<std::string>();
     node.last_heartbeat_ms = now;  // a full timeout for the agent to come back
     order.emplace_back(node.registered_ms, e.key);
     nodes_[e.key] = std::move(node);

@@ -394,5 +394,44 @@ TEST_F(ServerTest, TheGpuMapShowsEachGpusCellAndTheJobHoldingIt) {
   EXPECT_EQ(Call("GET", "/v1/jobs?order=newest&limit=1")["jobs"][0]["id"], id);
 }
 
+// A GPU the agent takes out of service: no new work there, the run on it
+// requeued without using up a restart, and the GPU back when the agent says so.
+TEST_F(ServerTest, AnUnhealthyGpuRequeuesItsRunAndLeavesTheCapacity) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: g}\nspec: {tasks: [{name: m, command: [x], resources: {gpus: 2}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  json job = AwaitJob(id, "starting");
+  AwaitAssignments("n1", 1);
+  const int bad = job["tasks"][0]["gpus"][0];
+  const json report = {{"tasks", json::array()},
+                       {"unhealthyGpus", {{{"index", bad}, {"reason", "Xid 48: double-bit ECC error (reset)"}}}},
+                       {"faults", {{{"index", bad}, {"kind", "xid"}, {"code", 48}, {"detail", "Xid 48: double-bit ECC error"}, {"class", "reset"}}}}};
+  Call("POST", "/v1/nodes/n1/status", report.dump());
+  for (int i = 0; i < 200 && !(job["attempt"] == 2 && job["state"] == "starting"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    job = Call("GET", "/v1/jobs/" + std::to_string(id));
+  }
+  ASSERT_EQ(job["attempt"], 2) << job.dump();
+  EXPECT_EQ(job["restarts"], 0);  // the cluster's fault, not the job's
+  EXPECT_THAT(job["tasks"][0]["gpus"], ::testing::Not(::testing::Contains(bad)));
+  const json map = Call("GET", "/v1/cluster/gpus");
+  EXPECT_EQ(map["counts"]["unhealthy"], 1);
+  EXPECT_EQ(map["nodes"][0]["gpus"].get<std::string>()[static_cast<std::size_t>(bad)], 'U');
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1")["gpus"][static_cast<std::size_t>(bad)]["outOfService"], "Xid 48: double-bit ECC error (reset)");
+  std::string types;
+  const json node_events = Call("GET", "/v1/events?since=0&kind=node");  // GPU events are the node's
+  for (const json& e : node_events["events"]) types += e["type"].get<std::string>() + " ";
+  EXPECT_THAT(types, HasSubstr("NodeRegistered GpuFault GpuUnhealthy"));
+  // The same report again changes nothing; a report without it brings it back.
+  Call("POST", "/v1/nodes/n1/status", json({{"tasks", json::array()}, {"unhealthyGpus", report["unhealthyGpus"]}}).dump());
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(id))["attempt"], 2);
+  Call("POST", "/v1/nodes/n1/status", R"({"tasks": []})");
+  EXPECT_EQ(Call("GET", "/v1/cluster/gpus")["counts"]["unhealthy"], 0);
+  // It survives a restart of the server.
+  Call("POST", "/v1/nodes/n1/status", report.dump());
+  Restart();
+  const json after = Call("GET", "/v1/cluster/gpus");
+  EXPECT_EQ(after["counts"]["unhealthy"], 1) << after.dump();
+}
+
 }  // namespace
 }  // namespace tessera::controlplane

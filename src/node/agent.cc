@@ -197,13 +197,26 @@ class Agent::Impl {
     t.hostname = options_.name;
     t.gpus = gpu_info_;
     if (Result<std::vector<GpuSample>> samples = gpus_->Sample(); samples.ok()) t.samples = std::move(*samples);
+    const Time now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
     for (const GpuFault& f : gpus_->PollFaults()) {
-      if (f.kind != GpuFaultKind::kXid) continue;
-      last_xid_[f.index] = f.code;
-      ++xid_count_[f.index];
+      if (f.kind == GpuFaultKind::kXid) {
+        last_xid_[f.index] = f.code;
+        ++xid_count_[f.index];
+      }
+      const FaultClass fault_class = health_.Observe(f, now);
+      if (fault_class == FaultClass::kIgnore) continue;
+      const std::string detail = f.detail.empty() ? FaultDetail(f.kind, f.code) : f.detail;
+      Log(options_.name, "GPU " + std::to_string(f.index) + ": " + detail + " (" + std::string(FaultClassName(fault_class)) + ")");
+      unsent_faults_.push_back({f.index, std::string(FaultKindName(f.kind)), f.code, detail, std::string(FaultClassName(fault_class))});
+    }
+    for (const int index : health_.DueForCheck(now)) {
+      const Status check = gpus_->CheckHealth(index);
+      health_.RecordCheck(index, check, now);
+      Log(options_.name, "GPU " + std::to_string(index) + ": health check " + (check.ok() ? "passed; back in service" : "failed: " + check.message()));
     }
     t.last_xid = last_xid_;
     t.xid_count = xid_count_;
+    for (const auto& [index, outage] : health_.outages()) t.out_of_service.insert(index);
     for (const auto& [key, task] : tasks_) {
       if (task.exited || task.terminating) continue;
       const api::Assignment& a = task.assignment;
@@ -457,10 +470,14 @@ class Agent::Impl {
       if (t.terminating && !t.exited) continue;  // being stopped: the server has let it go
       report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost});
     }
+    for (const auto& [index, outage] : health_.outages()) report.unhealthy_gpus.push_back({index, outage.reason});
+    report.faults = unsent_faults_;
     Result<net::HttpResponse> r = client.Send("POST", "/v1/nodes/" + options_.name + "/status", api::ToJson(report).dump());
     if (!r.ok()) return false;
     if (r->status == 404) registered_ = false;  // the server forgot us or marked us lost
-    return r->status == 200;
+    if (r->status != 200) return false;
+    unsent_faults_.erase(unsent_faults_.begin(), unsent_faults_.begin() + static_cast<std::ptrdiff_t>(report.faults.size()));
+    return true;
   }
 
   void ShipLogs(net::HttpClient& client) {
@@ -521,6 +538,8 @@ class Agent::Impl {
   std::vector<GpuInfo> gpu_info_;
   std::map<int, std::int64_t> last_xid_;
   std::map<int, std::int64_t> xid_count_;
+  GpuHealth health_{options_.gpu_health};
+  std::vector<api::GpuFaultReport> unsent_faults_;  // kept until a report reaches the server
   std::mutex telemetry_mu_;  // telemetry_ is written by the loop and read by /metrics
   NodeTelemetry telemetry_;
   net::Router metrics_router_;

@@ -9,7 +9,10 @@
 //     interval, lists every assigned task as running or exited;
 //   * task logs are shipped to the server, which serves `tessera logs`;
 //   * GPU telemetry is sampled every heartbeat, sent with the status report
-//     (the server's idle-GPU accounting) and served on /metrics.
+//     (the server's idle-GPU accounting) and served on /metrics;
+//   * GPU faults are judged (node/health/gpu_health.h): a GPU out of service
+//     is listed in every report until a health check brings it back, and the
+//     server requeues the runs on it.
 //
 // Exactly-once start: every start is written to a journal before the process
 // is launched. A task of the same (job, attempt, task) is never started a
@@ -26,6 +29,7 @@
 
 #include "base/status.h"
 #include "node/gpu/gpu_provider.h"
+#include "node/health/gpu_health.h"
 #include "node/sharing/shared_gpus.h"
 
 namespace tessera::node {
@@ -47,6 +51,7 @@ struct AgentOptions {
   bool cgroups = true;
   SharingOptions sharing;  // its data_dir is the agent's
   std::string metrics_listen;  // ADDRESS:PORT of /metrics (port 0: any); empty: none
+  GpuHealthOptions gpu_health; // which faults take a GPU out of service, and its health checks
 };
 
 class Agent {

@@ -33,7 +33,8 @@ std::string RenderNodeMetrics(const NodeTelemetry& t) {
     const auto count = t.xid_count.find(g.index);
     s.Counter("tessera_gpu_xid_errors_total", "Xid errors reported by the GPU since the agent started.")
         .Add(own, count == t.xid_count.end() ? 0 : static_cast<double>(count->second));
-    s.Gauge("tessera_gpu_healthy", "1 while the agent can query the GPU.").Add(own, g.healthy ? 1 : 0);
+    s.Gauge("tessera_gpu_healthy", "1 while the GPU is in service: the agent can query it and no fault took it out.")
+        .Add(own, g.healthy && !t.out_of_service.contains(g.index) ? 1 : 0);
   }
   for (const GpuTenant& tenant : t.tenants) {
     if (tenant.gpu < 0 || static_cast<std::size_t>(tenant.gpu) >= t.gpus.size()) continue;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct NodeTelemetry {
   std::vector<GpuSample> samples;  // by GPU index; empty until the first sample
   std::map<int, std::int64_t> last_xid;
   std::map<int, std::int64_t> xid_count;
+  std::set<int> out_of_service;  // GPUs a fault took out of service (node/health/gpu_health.h)
   std::vector<GpuTenant> tenants;
 };
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -178,6 +179,10 @@ class FakeGpuProvider final : public GpuProvider {
   Result<std::vector<GpuInfo>> Discover() override { return gpus_; }
   Result<std::vector<GpuSample>> Sample() override;
   std::vector<GpuFault> PollFaults() override;
+  Status CheckHealth(int index) override {
+    if (lost_.contains(index)) return Status(StatusCode::kFailedPrecondition, "GPU " + std::to_string(index) + ": GPU is lost");
+    return Status::Ok();
+  }
 
  private:
   void AddPending(const std::vector<FakeFault>& faults);
@@ -192,6 +197,7 @@ class FakeGpuProvider final : public GpuProvider {
   std::vector<FakeFault> pending_;      // not yet delivered, ordered by `after` (stable)
   std::streamoff fault_file_read_ = 0;  // bytes of the fault file taken
   int fault_file_lines_ = 0;            // lines taken
+  std::set<int> lost_;                  // GPUs that reported an Xid 79: their health check fails
 };
 
 void FakeGpuProvider::AddPending(const std::vector<FakeFault>& faults) {
@@ -222,7 +228,10 @@ std::vector<GpuFault> FakeGpuProvider::PollFaults() {
   const auto due_end = std::partition_point(pending_.begin(), pending_.end(),
                                             [elapsed](const FakeFault& f) { return f.after <= elapsed; });
   std::vector<GpuFault> faults;
-  for (auto it = pending_.begin(); it != due_end; ++it) faults.push_back(std::move(it->fault));
+  for (auto it = pending_.begin(); it != due_end; ++it) {
+    if (it->fault.kind == GpuFaultKind::kXid && it->fault.code == 79) lost_.insert(it->fault.index);  // fell off the bus
+    faults.push_back(std::move(it->fault));
+  }
   pending_.erase(pending_.begin(), due_end);
   return faults;
 }

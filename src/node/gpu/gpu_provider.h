@@ -80,6 +80,10 @@ class GpuProvider {
   virtual Result<std::vector<GpuSample>> Sample() = 0;  // one per GPU, in index order
   // Faults since the last call, oldest first; never blocks.
   virtual std::vector<GpuFault> PollFaults() = 0;
+  // Whether the GPU answers as a working device does (the agent's check before
+  // it returns a GPU to service). A fake GPU fails it once it has reported an
+  // Xid 79, as a GPU that fell off the bus does on NVML.
+  virtual Status CheckHealth(int index) = 0;
 };
 
 // NVML loaded with dlopen("libnvidia-ml.so.1"). NotFound when the library or

@@ -91,6 +91,7 @@ class NvmlProvider final : public GpuProvider {
   Result<std::vector<GpuInfo>> Discover() override;
   Result<std::vector<GpuSample>> Sample() override;
   std::vector<GpuFault> PollFaults() override;
+  Status CheckHealth(int index) override;
 
  private:
   std::string Why(nvmlReturn_t result) const {
@@ -217,6 +218,21 @@ Result<std::vector<GpuInfo>> NvmlProvider::Discover() {
   for (std::size_t i = 0; i < count; ++i) gpus[i].nvlink_peers = std::move(peers[i]);
   AssignNvlinkDomains(gpus);
   return gpus;
+}
+
+Status NvmlProvider::CheckHealth(int index) {
+  // A fresh handle and a memory query: what fails on a GPU that is lost or
+  // wedged (NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN) after a reset-class fault.
+  nvmlDevice_t device = nullptr;
+  if (const nvmlReturn_t r = api_.nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned>(index), &device); r != NVML_SUCCESS) {
+    return Status(StatusCode::kFailedPrecondition, "GPU " + std::to_string(index) + ": " + Why(r));
+  }
+  nvml::nvmlMemory_t memory{};
+  if (const nvmlReturn_t r = api_.nvmlDeviceGetMemoryInfo(device, &memory); r != NVML_SUCCESS) {
+    return Status(StatusCode::kFailedPrecondition, "GPU " + std::to_string(index) + ": " + Why(r));
+  }
+  if (static_cast<std::size_t>(index) < devices_.size()) devices_[static_cast<std::size_t>(index)] = device;
+  return Status::Ok();
 }
 
 Result<std::vector<GpuSample>> NvmlProvider::Sample() {

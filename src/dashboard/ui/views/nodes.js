@@ -57,7 +57,7 @@ export function mountNode(container, params) {
           h("td", { class: "num" }, g.index),
           h("td", {}, g.model),
           h("td", { class: "num" }, bytes(g.memory)),
-          h("td", {}, badge(g.cell || "unknown")),
+          h("td", {}, badge(g.cell || "unknown"), g.outOfService ? h("div", { class: "muted" }, g.outOfService) : null),
           h("td", { class: "num" }, g.utilization === undefined ? "–" : `${Math.round(g.utilization)}%`),
           h("td", { class: "num" }, `${(g.allocatedMilli || 0) / 10}%`),
           h("td", {}, g.sharedAs || ""),
