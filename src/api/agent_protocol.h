@@ -90,6 +90,9 @@ struct TaskReport {
   // The agent lost the task through no fault of the job (it restarted while
   // the task ran): the run is requeued without using up a restart.
   bool lost = false;
+  // Milliseconds since the task last showed progress: touched its
+  // TESSERA_PROGRESS_FILE, or started (-1: not known, an exited task).
+  std::int64_t progress_age_ms = -1;
 };
 
 // One GPU's telemetry as of the report (the server's idle-GPU accounting).

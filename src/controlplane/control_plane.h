@@ -151,6 +151,9 @@ class ControlPlane {
   void EndRun(model::JobId id, model::JobState end, const std::string& message);
   void FailRun(model::JobId id, const std::string& message);     // counts against maxRestarts
   void RequeueRun(model::JobId id, const std::string& message);  // infrastructure: does not count
+  // The run stopped making progress (spec.hangDetection): reported once, and
+  // failed (counting against maxRestarts) when its action is restart.
+  void DeclareHung(model::JobId id, const std::string& why);
   void ApplyTaskReport(const std::string& node, const api::TaskReport& report);
   // Idle-GPU accounting of the node's running tasks from its telemetry, and the idle policy.
   void AccountGpuUsage(const std::string& node, const std::vector<api::GpuTelemetry>& gpus);

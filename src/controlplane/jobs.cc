@@ -225,6 +225,17 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   RequestCycle();
 }
 
+void ControlPlane::DeclareHung(model::JobId id, const std::string& why) {
+  JobRecord& record = records_[id.index()];
+  if (record.hung_attempt == record.attempt) return;
+  record.hung_attempt = record.attempt;
+  const bool restart = state_->job(id).restart_when_hung;
+  Emit("JobHung", id.value(), "", why + (restart ? "; stopping it" : "; reported only (hangDetection.action: report)"));
+  if (restart) return FailRun(id, "hung: " + why);
+  record.message = "hung: " + why;
+  PersistJob(id);
+}
+
 void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   Detach(id);
   state_->Unbind(id, NowSeconds());

@@ -195,6 +195,7 @@ void ControlPlane::AccountGpuUsage(const std::string& node, const std::vector<ap
   for (const api::GpuTelemetry& g : gpus) utilization[g.index] = g.utilization;
   const std::int64_t now = NowMs();
   std::vector<model::JobId> reclaim;
+  std::vector<std::pair<model::JobId, std::string>> hung;
   for (const std::int64_t raw : jobs->second) {
     const model::JobId id(static_cast<std::int32_t>(raw));
     JobRecord& record = records_[id.index()];
@@ -219,8 +220,12 @@ void ControlPlane::AccountGpuUsage(const std::string& node, const std::vector<ap
       continue;
     }
     const IdlePolicy& policy = options_.idle;
+    const Seconds hang_timeout = state_->job(id).gpu_idle_timeout;
     if (policy.reclaim_after_ms > 0 && idle_for >= policy.reclaim_after_ms) {
       reclaim.push_back(id);
+    } else if (hang_timeout > 0 && idle_for >= hang_timeout * 1000) {
+      hung.emplace_back(id, "its GPUs have been idle for " + std::to_string(idle_for / 1000) + "s (hangDetection.gpuIdleTimeout is " +
+                                std::to_string(hang_timeout) + "s)");
     } else if (policy.warn_after_ms > 0 && idle_for >= policy.warn_after_ms && !record.idle_warned) {
       record.idle_warned = true;
       Emit("JobIdle", raw, node, "its GPUs have been idle for " + std::to_string(idle_for / 1000) + "s" +
@@ -229,7 +234,10 @@ void ControlPlane::AccountGpuUsage(const std::string& node, const std::vector<ap
                                                                   : ""));
     }
   }
+  // Hangs first: a run the idle policy would also reclaim is better restarted, when its job asks for that.
+  for (const auto& [id, why] : hung) DeclareHung(id, why);
   for (const model::JobId id : reclaim) {
+    if (state_->job(id).state != model::JobState::kRunning) continue;  // restarted as hung just now
     EndRun(id, model::JobState::kCancelled,
            "reclaimed by the idle policy: its GPUs were idle for " + std::to_string(options_.idle.reclaim_after_ms / 1000) + "s");
   }
@@ -260,6 +268,13 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
       Emit("JobRunning", id.value(), "", "all " + std::to_string(record.tasks.size()) + " tasks running");
     }
     return;
+  }
+  if (!r.exited && task.state == TaskState::kRunning && r.progress_age_ms >= 0) {
+    const Seconds timeout = state_->job(id).progress_timeout;
+    if (timeout > 0 && r.progress_age_ms >= timeout * 1000) {
+      return DeclareHung(id, "task " + task.name + " on " + node + " showed no progress for " + std::to_string(r.progress_age_ms / 1000) +
+                                 "s (it did not touch TESSERA_PROGRESS_FILE; hangDetection.progressTimeout is " + std::to_string(timeout) + "s)");
+    }
   }
   if (!r.exited || task.state == TaskState::kExited) return;
   task.state = TaskState::kExited;

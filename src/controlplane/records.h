@@ -62,6 +62,7 @@ struct JobRecord {
   double gpu_seconds = 0;               // GPU time its runs held, fractions by their share
   double idle_gpu_seconds = 0;          // ...of which the GPUs sat idle (gpu_usage.h)
   bool idle_warned = false;             // the idle policy warned about the current streak
+  std::int32_t hung_attempt = 0;        // the run whose hang was declared (once per run)
   bool tombstone = false;               // an id whose submission never reached the disk
 };
 

@@ -84,6 +84,13 @@ struct Job {
   // give back burst memory) before it is stopped; 0: none, it is just stopped.
   std::int32_t checkpoint_signal = 0;
   Seconds checkpoint_grace = 30;    // how long it has after the signal
+  // Hang detection (spec.hangDetection, docs/fault-tolerance.md): a run is
+  // hung when a task has not touched its progress file for progress_timeout,
+  // or all its GPUs sat idle for gpu_idle_timeout; 0 turns either check off.
+  // Then it is reported, and with restart_when_hung also failed and restarted.
+  Seconds progress_timeout = 0;
+  Seconds gpu_idle_timeout = 0;
+  bool restart_when_hung = false;
   // The true run time, known only in simulation. Only plugins registered as
   // oracles (docs/simulator.md) may read it; every other policy sees walltime.
   Seconds oracle_duration = 0;

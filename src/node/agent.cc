@@ -57,6 +57,8 @@ struct LocalTask {
   bool terminating = false;
   bool evicting = false;              // being stopped by the node's own rules (a burst not given back)
   std::string log_base;               // <logs>/<job>/<task>.<attempt>
+  std::string progress_file;          // TESSERA_PROGRESS_FILE: the task touches it to show progress
+  fs::file_time_type started{};       // on the progress file's clock
   std::int64_t shipped[2] = {0, 0};   // stdout, stderr bytes the server has
 };
 
@@ -432,6 +434,11 @@ class Agent::Impl {
     std::error_code ec;
     fs::create_directories(checkpoints, ec);
     spec.env["TESSERA_CHECKPOINT_DIR"] = fs::absolute(checkpoints, ec).string();
+    const fs::path progress = fs::path(options_.data_dir) / "progress";
+    fs::create_directories(progress, ec);
+    t.progress_file = fs::absolute(progress / (std::to_string(a.key.job) + "-" + a.task_name + "." + std::to_string(a.key.attempt)), ec).string();
+    t.started = fs::file_time_type::clock::now();
+    spec.env["TESSERA_PROGRESS_FILE"] = t.progress_file;
     if (Status shared = sharing_->Prepare(a, spec.env); !shared.ok()) {
       t.exited = true;
       t.exit_code = 127;
@@ -459,6 +466,14 @@ class Agent::Impl {
     journal_.RecordPid(a.key, t.process->pid());
   }
 
+  // Since the task last touched its progress file, or since it started.
+  static std::int64_t ProgressAgeMs(const LocalTask& t) {
+    std::error_code ec;
+    const fs::file_time_type touched = fs::last_write_time(t.progress_file, ec);
+    const fs::file_time_type last = ec ? t.started : std::max(t.started, touched);
+    return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(fs::file_time_type::clock::now() - last).count());
+  }
+
   bool SendStatus(net::HttpClient& client) {
     api::StatusReport report;
     report.burst_memory = sharing_->BurstMemory();
@@ -468,7 +483,7 @@ class Agent::Impl {
     }
     for (const auto& [key, t] : tasks_) {
       if (t.terminating && !t.exited) continue;  // being stopped: the server has let it go
-      report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost});
+      report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost, t.exited ? -1 : ProgressAgeMs(t)});
     }
     for (const auto& [index, outage] : health_.outages()) report.unhealthy_gpus.push_back({index, outage.reason});
     report.faults = unsent_faults_;

@@ -105,7 +105,7 @@ class JobParser {
   Status ParseSpec(const YamlValue& value, model::Job& job) {
     Result<YamlMap> spec = YamlMap::Read(value,
                                          {"priority", "preemptible", "walltime", "tasks", "topology", "checkpoint",
-                                          "restart", "dependsOn"},
+                                          "restart", "dependsOn", "hangDetection"},
                                          {"tasks"});
     if (!spec.ok()) return spec.status();
     TESSERA_RETURN_IF_ERROR(spec->ReadInt("priority", &job.priority, kMinInt32, kMaxInt32));
@@ -125,6 +125,19 @@ class JobParser {
         const std::optional<std::int32_t> number = model::ParseCheckpointSignal(*name);
         if (!number) return signal->Error("'" + *name + "' is not one of: " + model::kCheckpointSignalNames);
         job.checkpoint_signal = *number;
+      }
+    }
+    if (const std::optional<YamlValue> hang = spec->Find("hangDetection")) {
+      Result<YamlMap> map = YamlMap::Read(*hang, {"progressTimeout", "gpuIdleTimeout", "action"});
+      if (!map.ok()) return map.status();
+      if (!map->Has("progressTimeout") && !map->Has("gpuIdleTimeout")) return hang->Error("name a progressTimeout, a gpuIdleTimeout, or both");
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "progressTimeout", &job.progress_timeout));
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "gpuIdleTimeout", &job.gpu_idle_timeout));
+      if (const std::optional<YamlValue> action = map->Find("action")) {
+        Result<std::string> name = action->String();
+        if (!name.ok()) return name.status();
+        if (*name != "report" && *name != "restart") return action->Error("'" + *name + "' is not one of: report, restart");
+        job.restart_when_hung = *name == "restart";
       }
     }
     const YamlValue tasks_value = *spec->Get("tasks");

@@ -219,6 +219,23 @@ spec:
   EXPECT_EQ(job.checkpoint_interval, 0) << "a contract without an interval";
 }
 
+TEST_F(JobYamlTest, ReadsHangDetection) {
+  const auto jobs = Parse(R"(apiVersion: tessera/v1
+kind: Job
+metadata: {name: train}
+spec:
+  hangDetection: {progressTimeout: 10m, gpuIdleTimeout: 30m, action: restart}
+  tasks: [{name: w}]
+)");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  EXPECT_EQ(jobs->at(0).progress_timeout, 600);
+  EXPECT_EQ(jobs->at(0).gpu_idle_timeout, 1800);
+  EXPECT_TRUE(jobs->at(0).restart_when_hung);
+  const auto reported = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec: {hangDetection: {gpuIdleTimeout: 5m}, tasks: [{name: w}]}\n");
+  ASSERT_TRUE(reported.ok()) << reported.status().message();
+  EXPECT_FALSE(reported->at(0).restart_when_hung) << "report is the default action";
+}
+
 TEST_F(JobYamlTest, BadEnvironmentNameIsRejected) {
   const auto jobs = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  tasks: [{name: m, env: {\"A=B\": x}}]\n");
   ASSERT_FALSE(jobs.ok());
@@ -278,7 +295,11 @@ INSTANTIATE_TEST_SUITE_P(
                {"j.yaml:3:21: metadata.team: unknown field 'team'; allowed: name, queue"}},
         BadJob{"UnknownSpecField", kHead + "  priorty: 5\n",
                {"j.yaml:7:3: spec.priorty: unknown field 'priorty'; allowed: priority, preemptible, walltime, tasks, "
-                "topology, checkpoint, restart, dependsOn"}},
+                "topology, checkpoint, restart, dependsOn, hangDetection"}},
+        BadJob{"HangDetectionWithoutATimeout", kHead + "  hangDetection: {action: restart}\n",
+               {"spec.hangDetection: name a progressTimeout, a gpuIdleTimeout, or both"}},
+        BadJob{"HangDetectionBadAction", kHead + "  hangDetection: {progressTimeout: 10m, action: reboot}\n",
+               {"spec.hangDetection.action: 'reboot' is not one of: report, restart"}},
         BadJob{"UnknownTaskField", kHead + "      replica: 2\n",
                {"j.yaml:7:7: spec.tasks[0].replica: unknown field 'replica'; allowed: name, replicas, minReplicas, "
                 "resources, command"}},
