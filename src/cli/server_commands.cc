@@ -137,6 +137,9 @@ void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
   cmd->add_option("--leaf", args->agent.leaf, "Leaf switch (rack) of this node")->capture_default_str();
   cmd->add_option("--spine", args->agent.spine, "Spine of the leaf")->capture_default_str();
   cmd->add_option("--data-dir", args->agent.data_dir, "Journal, logs, checkpoints and work dirs")->capture_default_str();
+  cmd->add_option("--checkpoint-dir", args->agent.checkpoint_dir,
+                  "Where TESSERA_CHECKPOINT_DIR points (a directory per job); shared storage lets a run resume on another node "
+                  "(default: DATA_DIR/checkpoints)");
   cmd->add_option("--fake-gpus", args->agent.fake_gpus, "A fake GPU file (docs/agent.md) instead of NVML");
   cmd->add_flag("--fake", args->agent.force_fake, "8 fake H100s even where NVML is present");
   cmd->add_option("--heartbeat", args->heartbeat_s, "Seconds between status reports")->capture_default_str();

@@ -149,6 +149,7 @@ class ControlPlane {
   // The node's assignment set as JSON (api::AssignmentSet), from cached tasks.
   std::string AssignmentsFor(const NodeRecord& node);
   void EndRun(model::JobId id, model::JobState end, const std::string& message);
+  void RetireRun(JobRecord& record);  // the run's tasks become previous_tasks; nothing runs
   void FailRun(model::JobId id, const std::string& message);     // counts against maxRestarts
   void RequeueRun(model::JobId id, const std::string& message);  // infrastructure: does not count
   // The run stopped making progress (spec.hangDetection): reported once, and

@@ -211,14 +211,20 @@ void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::strin
   RequestCycle();  // its resources are free for others
 }
 
+void ControlPlane::RetireRun(JobRecord& record) {
+  record.previous_tasks = std::move(record.tasks);
+  record.previous_attempt = record.attempt;
+  record.tasks.clear();
+  record.running_ms = 0;
+}
+
 void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   model::Job& job = state_->job(id);
   if (job.restarts >= job.max_restarts) return EndRun(id, model::JobState::kFailed, message);
   Detach(id);
   state_->Requeue(id, NowSeconds());
   JobRecord& record = records_[id.index()];
-  record.tasks.clear();
-  record.running_ms = 0;
+  RetireRun(record);
   record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
   Emit("JobRequeued", id.value(), "", record.message);
   PersistJob(id);
@@ -240,8 +246,7 @@ void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   Detach(id);
   state_->Unbind(id, NowSeconds());
   JobRecord& record = records_[id.index()];
-  record.tasks.clear();
-  record.running_ms = 0;
+  RetireRun(record);
   record.message = message;
   Emit("JobRequeued", id.value(), "", message);
   PersistJob(id);

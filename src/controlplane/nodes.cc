@@ -333,9 +333,13 @@ net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
     std::lock_guard lock(mu_);
     if (job >= static_cast<std::int64_t>(records_.size())) return net::ErrorResponse(404, "no job " + std::to_string(job));
     const JobRecord& record = records_[static_cast<std::size_t>(job)];
-    // Logs of the current run only; a late chunk of an old run is dropped.
-    if (attempt != record.attempt || task >= static_cast<std::int64_t>(record.tasks.size())) return JsonResponse(200, {{"accepted", 0}});
-    const TaskRecord& t = record.tasks[static_cast<std::size_t>(task)];
+    // Logs of the current run and the one before it (stopped, perhaps still
+    // checkpointing); a late chunk of an older run is dropped.
+    const std::vector<TaskRecord>* tasks = attempt == record.attempt ? &record.tasks
+                                           : attempt == record.previous_attempt ? &record.previous_tasks
+                                                                                : nullptr;
+    if (tasks == nullptr || task >= static_cast<std::int64_t>(tasks->size())) return JsonResponse(200, {{"accepted", 0}});
+    const TaskRecord& t = (*tasks)[static_cast<std::size_t>(task)];
     if (t.node != name) return net::ErrorResponse(403, "task " + t.name + " of job " + std::to_string(job) + " does not run on node " + name);
     task_name = t.name;
   }

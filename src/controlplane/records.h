@@ -50,6 +50,10 @@ struct JobRecord {
   std::string submit_dir;               // tasks without workingDir start here (X-Tessera-Workdir)
   std::int32_t attempt = 0;             // runs started so far; tasks belong to run `attempt`
   std::vector<TaskRecord> tasks;        // the current run's tasks; empty while pending
+  // The run before this one, kept so that what its tasks printed while they
+  // were being stopped (a checkpoint's last words) still reaches its log.
+  std::vector<TaskRecord> previous_tasks;
+  std::int32_t previous_attempt = 0;
   // The current run's binding is on disk: only then may agents see its tasks,
   // so that no task starts that a crash could make the server forget.
   bool dispatched = false;

@@ -54,8 +54,7 @@ void ControlPlane::RunCycle() {
                             " by job " + std::to_string(e.preemptor.value());
     (e.reason == sched::EvictReason::kPreempt ? metrics_->preemptions : metrics_->reclaims).Increment();
     Detach(e.victim);
-    record.tasks.clear();
-    record.running_ms = 0;
+    RetireRun(record);
     record.message = why;
     Emit("JobPreempted", e.victim.value(), "", why);
     PersistJob(e.victim);

@@ -326,10 +326,7 @@ class Agent::Impl {
     // Stop what is no longer assigned; forget what has ended and been reported.
     for (auto it = tasks_.begin(); it != tasks_.end();) {
       LocalTask& t = it->second;
-      if (!wanted.contains(it->first) && !t.exited && !t.terminating) {
-        t.process->Terminate(options_.grace);
-        t.terminating = true;
-      }
+      if (!wanted.contains(it->first) && !t.exited && !t.terminating) Stop(t);
       if (!wanted.contains(it->first) && t.exited) {
         it = tasks_.erase(it);
         continue;
@@ -374,6 +371,18 @@ class Agent::Impl {
       changed = true;
     }
     return changed;
+  }
+
+  // A task the server no longer assigns here (preempted, drained, requeued,
+  // cancelled): with a checkpoint contract it gets its signal and its grace
+  // first, then SIGTERM and --grace, then SIGKILL.
+  void Stop(LocalTask& t) {
+    const api::Assignment& a = t.assignment;
+    t.terminating = true;
+    if (a.checkpoint_signal <= 0) return t.process->Terminate(options_.grace);
+    Log(options_.name, a.task_name + " of job " + std::to_string(a.key.job) + ": stopping; signal " + std::to_string(a.checkpoint_signal) +
+                           " to checkpoint, " + std::to_string(a.checkpoint_grace_ms / 1000) + "s before SIGTERM");
+    t.process->CheckpointThenTerminate(a.checkpoint_signal, std::chrono::milliseconds(a.checkpoint_grace_ms), options_.grace);
   }
 
   // The burst rules of vGPU tasks: ask with the checkpoint signal, then evict.
@@ -430,7 +439,8 @@ class Agent::Impl {
       spec.env["TESSERA_GPU_MILLI"] = std::to_string(a.gpu_milli);
       spec.env["TESSERA_GPU_MEMORY_LIMIT"] = std::to_string(a.gpu_memory);
     }
-    const fs::path checkpoints = fs::path(options_.data_dir) / "checkpoints" / std::to_string(a.key.job);
+    const fs::path checkpoint_root = options_.checkpoint_dir.empty() ? fs::path(options_.data_dir) / "checkpoints" : fs::path(options_.checkpoint_dir);
+    const fs::path checkpoints = checkpoint_root / std::to_string(a.key.job);
     std::error_code ec;
     fs::create_directories(checkpoints, ec);
     spec.env["TESSERA_CHECKPOINT_DIR"] = fs::absolute(checkpoints, ec).string();
@@ -496,8 +506,8 @@ class Agent::Impl {
   }
 
   void ShipLogs(net::HttpClient& client) {
+    // Stopping tasks too: what a task prints while it checkpoints belongs in its log.
     for (auto& [key, t] : tasks_) {
-      if (t.terminating) continue;
       const char* streams[2] = {"stdout", "stderr"};
       for (int s = 0; s < 2; ++s) {
         const std::string path = t.log_base + "." + streams[s];

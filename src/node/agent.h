@@ -41,6 +41,10 @@ struct AgentOptions {
   std::string leaf = "leaf-0";
   std::string spine = "spine-0";
   std::string data_dir = "tessera-agent";  // journal, task logs, checkpoints, work dirs
+  // Where TESSERA_CHECKPOINT_DIR points, one directory per job below it; empty:
+  // <data_dir>/checkpoints. Shared storage here lets a run restarted on another
+  // node resume from its checkpoint.
+  std::string checkpoint_dir;
   std::string fake_gpus;   // a fake GPU file; empty: NVML, or 8 fake GPUs when NVML is absent
   bool force_fake = false; // fake GPUs even when NVML is present (tests, `tessera up --fake`)
   FakeGpuSpec fake_spec;   // the fake used when no file is given

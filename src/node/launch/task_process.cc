@@ -327,8 +327,22 @@ void TaskProcess::Terminate(std::chrono::milliseconds grace) {
   if (!kill_at_ || kill_at < *kill_at_) kill_at_ = kill_at;
 }
 
+void TaskProcess::CheckpointThenTerminate(int checkpoint_signal, std::chrono::milliseconds checkpoint_grace,
+                                          std::chrono::milliseconds grace) {
+  if (exit_status_) return;
+  if (checkpoint_signal == SIGTERM) return Terminate(checkpoint_grace + grace);
+  Signal(checkpoint_signal);
+  term_at_ = std::chrono::steady_clock::now() + checkpoint_grace;
+  term_grace_ = grace;
+}
+
 void TaskProcess::KillIfOverdue() {
-  if (kill_at_ && std::chrono::steady_clock::now() >= *kill_at_) Signal(SIGKILL);
+  const auto now = std::chrono::steady_clock::now();
+  if (term_at_ && now >= *term_at_) {
+    term_at_.reset();
+    Terminate(term_grace_);
+  }
+  if (kill_at_ && now >= *kill_at_) Signal(SIGKILL);
 }
 
 void TaskProcess::Signal(int sig) {

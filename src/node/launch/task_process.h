@@ -85,7 +85,14 @@ class TaskProcess {
   // Asynchronous: keep calling Poll, and KillIfOverdue, which sends SIGKILL to
   // the group once `grace` has passed. A second call can only shorten the grace.
   void Terminate(std::chrono::milliseconds grace);
-  void KillIfOverdue();  // call periodically; does nothing unless Terminate's grace has run out
+  // The checkpoint contract (docs/fault-tolerance.md): `checkpoint_signal` to
+  // the group now, and Terminate(grace) once `checkpoint_grace` has passed if
+  // the task is still there. A checkpoint signal of SIGTERM is Terminate with
+  // the two graces added.
+  void CheckpointThenTerminate(int checkpoint_signal, std::chrono::milliseconds checkpoint_grace, std::chrono::milliseconds grace);
+  // Call periodically: sends what a grace that has run out calls for (SIGTERM
+  // after a checkpoint grace, SIGKILL after Terminate's); otherwise nothing.
+  void KillIfOverdue();
 
   // Sends `sig` to the whole group (checkpoint signals); nothing once reaped.
   void Signal(int sig);
@@ -97,6 +104,8 @@ class TaskProcess {
   std::string cgroup_;
   std::optional<int> exit_status_;  // set when reaped
   std::optional<std::chrono::steady_clock::time_point> kill_at_;  // set by Terminate
+  std::optional<std::chrono::steady_clock::time_point> term_at_;  // set by CheckpointThenTerminate
+  std::chrono::milliseconds term_grace_{0};
 };
 
 }  // namespace tessera::node

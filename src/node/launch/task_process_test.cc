@@ -154,6 +154,32 @@ TEST(TaskProcessTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
   EXPECT_GE(Clock::now() - start, 200ms);
 }
 
+TEST(TaskProcessTest, TheCheckpointSignalComesFirstAndTheTaskMayFinishWithinItsGrace) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("trap 'echo checkpointed > \"$0\"; exit 0' USR1; echo ready; while :; do sleep 0.01; done");
+  spec.argv.push_back(dir / "checkpoint");  // $0 of the script
+  spec.stdout_path = dir / "out";
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  ASSERT_EQ(WaitForLine(spec.stdout_path), "ready");
+  task->CheckpointThenTerminate(SIGUSR1, 5s, 1s);
+  EXPECT_EQ(WaitForExit(*task), 0);
+  EXPECT_EQ(ReadAll(dir / "checkpoint"), "checkpointed\n");
+}
+
+TEST(TaskProcessTest, ATaskThatIgnoresTheCheckpointSignalIsTerminatedAfterItsGrace) {
+  TestTempDir dir;
+  LaunchSpec spec = Shell("trap '' USR1; echo ready; sleep 100");
+  spec.stdout_path = dir / "out";
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  ASSERT_EQ(WaitForLine(spec.stdout_path), "ready");
+  const auto start = Clock::now();
+  task->CheckpointThenTerminate(SIGUSR1, 200ms, 5s);
+  EXPECT_EQ(WaitForExit(*task), 128 + SIGTERM);
+  EXPECT_GE(Clock::now() - start, 200ms);
+}
+
 TEST(TaskProcessTest, ExitBySignalIs128PlusTheSignal) {
   auto task = MustLaunch(Command({"sleep", "100"}));
   ASSERT_NE(task, nullptr);
