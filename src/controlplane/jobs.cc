@@ -226,6 +226,7 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   JobRecord& record = records_[id.index()];
   RetireRun(record);
   record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
+  if (job.not_before > NowSeconds()) record.message += ", in " + std::to_string(job.not_before - NowSeconds()) + "s";
   Emit("JobRequeued", id.value(), "", record.message);
   PersistJob(id);
   RequestCycle();

@@ -98,6 +98,10 @@ struct Job {
   std::vector<TaskGroup> groups;
   std::vector<Dependency> depends_on;
   std::int32_t max_restarts = 0;
+  // Restart backoff (spec.restart): the n-th restart waits backoff * 2^(n-1),
+  // at most max_restart_backoff; 0: restart at once.
+  Seconds restart_backoff = 0;
+  Seconds max_restart_backoff = 600;
 
   // Runtime state.
   JobState state = JobState::kPending;
@@ -105,6 +109,7 @@ struct Job {
   Time start_time = 0;
   Time last_checkpoint = 0;  // when its last checkpoint was written (start time if none)
   std::int32_t restarts = 0;
+  Time not_before = 0;       // a restarted job waits for its backoff until then
   std::vector<TaskPlacement> placements;
   Resources held;            // the sum of `placements`
   double attained_gpu_seconds = 0;  // GPU-seconds run before the current run

@@ -25,6 +25,7 @@ enum class WaitReason {
   kOverGuarantee,     // non-preemptible job beyond a guarantee (detail: queue)
   kDependency,        // waits for another job (detail: job)
   kDependencyFailed,  // never: a job it depends on did not succeed (detail: job)
+  kBackoff,           // a restart held back by spec.restart.backoff (detail: seconds left)
   kInfeasible,        // never: see the job's never_reason
 };
 

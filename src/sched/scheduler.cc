@@ -64,6 +64,8 @@ std::string Explain(const Outcome& outcome, const SchedulerState& state) {
         }
       }
       return "waiting: depends on job '" + job_name(outcome.detail) + "'";
+    case WaitReason::kBackoff:
+      return "waiting: restart backoff, " + std::to_string(outcome.detail) + "s left (spec.restart.backoff)";
     case WaitReason::kDependencyFailed:
       return "never: depends on job '" + job_name(outcome.detail) + "', which did not succeed";
     case WaitReason::kInfeasible:

@@ -30,6 +30,7 @@ std::string_view ToString(WaitReason reason) {
     case WaitReason::kOverGuarantee: return "over-guarantee";
     case WaitReason::kDependency: return "dependency";
     case WaitReason::kDependencyFailed: return "dependency-failed";
+    case WaitReason::kBackoff: return "backoff";
     case WaitReason::kInfeasible: return "infeasible";
   }
   return "?";
@@ -45,6 +46,10 @@ Session::Session(SchedulerState& state, Plugins& plugins, const SchedulerConfig&
 bool Session::Eligible(Job& job) {
   if (!job.never_reason.empty()) {
     Record(job.id, Verdict::kNever, WaitReason::kInfeasible);
+    return false;
+  }
+  if (job.not_before > now_) {
+    Record(job.id, Verdict::kNotNow, WaitReason::kBackoff, static_cast<std::int32_t>(std::min<Time>(job.not_before - now_, 1 << 30)));
     return false;
   }
   for (const model::Dependency& dep : job.depends_on) {

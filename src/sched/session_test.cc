@@ -112,6 +112,21 @@ TEST_F(SessionTest, PendingDependencyWaitsAndIsNotStreamed) {
   EXPECT_THAT(Drain(session), ElementsAre("prep"));
 }
 
+TEST_F(SessionTest, ARestartWaitsOutItsBackoff) {
+  const JobId id = Submit("flaky", qa_, 0, 0);
+  state_.job(id).not_before = 130;
+  {
+    Session session(state_, plugins_, config_, 100);
+    const Outcome* outcome = OutcomeOf(session, id);
+    ASSERT_NE(outcome, nullptr);
+    EXPECT_EQ(outcome->reason, WaitReason::kBackoff);
+    EXPECT_EQ(Explain(*outcome, state_), "waiting: restart backoff, 30s left (spec.restart.backoff)");
+    EXPECT_THAT(Drain(session), ElementsAre());
+  }
+  Session later(state_, plugins_, config_, 130);
+  EXPECT_THAT(Drain(later), ElementsAre("flaky"));
+}
+
 TEST_F(SessionTest, DependencyOnAnUnknownJobWaitsAndSaysSo) {
   model::Job train = MakeJob({.name = "train", .queue = qa_});
   train.depends_on.push_back({"not-yet-submitted", model::Dependency::When::kSucceeded});

@@ -87,6 +87,10 @@ bool SchedulerState::Requeue(JobId id, Time now) {
   }
   if (job.state == JobState::kRunning) Unbind(id, now);
   ++job.restarts;
+  if (job.restart_backoff > 0) {
+    const int doublings = std::min(job.restarts - 1, 30);
+    job.not_before = now + std::min(job.restart_backoff << doublings, std::max(job.max_restart_backoff, job.restart_backoff));
+  }
   return true;
 }
 

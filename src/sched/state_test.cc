@@ -37,6 +37,24 @@ TEST(SchedulerStateTest, RequeueWithinTheRestartBudgetThenFail) {
   EXPECT_TRUE(state.jobs().pending().empty());
 }
 
+TEST(SchedulerStateTest, RestartsBackOffExponentiallyUpToTheCap) {
+  SchedulerState state = MakeState(MakeCluster(1, 8));
+  model::Job job = MakeJob({.gpu_milli = 1000});
+  job.max_restarts = 10;
+  job.restart_backoff = 10;
+  job.max_restart_backoff = 35;
+  const model::JobId id = StartJob(state, std::move(job), 0);
+  const std::vector<model::TaskPlacement> placement = state.job(id).placements;
+  Time now = 100;
+  for (const Seconds wait : {10, 20, 35, 35}) {  // 10, 20, then 40 capped at 35
+    ASSERT_TRUE(state.Requeue(id, now));
+    EXPECT_EQ(state.job(id).not_before, now + wait);
+    now += wait;
+    state.Bind(id, placement, now);
+    now += 5;
+  }
+}
+
 TEST(SchedulerStateTest, ByDefaultAFailureEndsTheJob) {
   SchedulerState state = MakeState(MakeCluster(1, 8));
   const model::JobId id = StartJob(state, MakeJob({}), 0);

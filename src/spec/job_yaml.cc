@@ -164,9 +164,11 @@ class JobParser {
       }
     }
     if (const std::optional<YamlValue> restart = spec->Find("restart")) {
-      Result<YamlMap> map = YamlMap::Read(*restart, {"maxRestarts"});
+      Result<YamlMap> map = YamlMap::Read(*restart, {"maxRestarts", "backoff", "maxBackoff"});
       if (!map.ok()) return map.status();
       TESSERA_RETURN_IF_ERROR(map->ReadInt("maxRestarts", &job.max_restarts, 0, kMaxInt32));
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "backoff", &job.restart_backoff));
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "maxBackoff", &job.max_restart_backoff));
     }
     if (const std::optional<YamlValue> depends = spec->Find("dependsOn")) {
       Result<std::vector<YamlValue>> items = depends->Items();

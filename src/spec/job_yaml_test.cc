@@ -231,6 +231,10 @@ spec:
   EXPECT_EQ(jobs->at(0).progress_timeout, 600);
   EXPECT_EQ(jobs->at(0).gpu_idle_timeout, 1800);
   EXPECT_TRUE(jobs->at(0).restart_when_hung);
+  const auto backoff = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: b}\nspec: {restart: {maxRestarts: 3, backoff: 30s, maxBackoff: 5m}, tasks: [{name: w}]}\n");
+  ASSERT_TRUE(backoff.ok()) << backoff.status().message();
+  EXPECT_EQ(backoff->at(0).restart_backoff, 30);
+  EXPECT_EQ(backoff->at(0).max_restart_backoff, 300);
   const auto reported = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec: {hangDetection: {gpuIdleTimeout: 5m}, tasks: [{name: w}]}\n");
   ASSERT_TRUE(reported.ok()) << reported.status().message();
   EXPECT_FALSE(reported->at(0).restart_when_hung) << "report is the default action";

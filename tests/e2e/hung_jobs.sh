@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hung-job detection (spec.hangDetection): a gang whose task stops touching
-# TESSERA_PROGRESS_FILE is stopped and restarted, and fails once its restarts
-# are used up; a job whose GPUs sit idle past gpuIdleTimeout is reported and
+# TESSERA_PROGRESS_FILE is stopped and restarted after its backoff, and
+# fails once its restarts are used up; a job whose GPUs sit idle past gpuIdleTimeout is reported and
 # left running when its action is `report`.
 source "$(dirname "$0")/lib.sh" "$1"
 
@@ -15,7 +15,7 @@ kind: Job
 metadata: {name: stuck-allreduce}
 spec:
   hangDetection: {progressTimeout: 3s, action: restart}
-  restart: {maxRestarts: 1}
+  restart: {maxRestarts: 1, backoff: 2s}
   tasks:
     - name: worker
       replicas: 2
@@ -29,7 +29,10 @@ job_field "$stuck" .message | grep -q "hung: task worker-[01] on hang-node showe
 [ "$(job_field "$stuck" .restarts)" = 1 ] || fail "one restart was used: $(job_json "$stuck")"
 [ "$(curl -s "$SERVER_URL/v1/events?since=0&job=$stuck" | jq '[.events[] | select(.type == "JobHung")] | length')" = 2 ] ||
   fail "one JobHung event per run"
-log "the stuck gang was restarted once, then failed"
+gap=$(curl -s "$SERVER_URL/v1/events?since=0&job=$stuck" |
+  jq '[.events[] | select(.type == "JobRequeued" or .type == "JobScheduled") | .time] | .[2] - .[1]')
+[ "$gap" -ge 2000 ] || fail "the restart waited out its 2s backoff: ${gap} ms"
+log "the stuck gang was restarted once, ${gap} ms after it was stopped, then failed"
 
 cat >"$WORK/idle.yaml" <<YAML
 apiVersion: tessera/v1
