@@ -7,13 +7,15 @@ packages=(
   g++ cmake ninja-build ccache pkg-config
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libboost-dev libsqlite3-dev prometheus-cpp-dev
+  libboost-dev libsqlite3-dev prometheus-cpp-dev libssl-dev
   # end-to-end tests: tasks written in Python, JSON checks, network namespaces
   python3 jq curl iproute2 procps
   # metrics tests: promtool and a real Prometheus server
   prometheus
   # dashboard tests: headless Chromium driven through chromedriver by Selenium
   chromium chromium-driver python3-selenium
+  # the etcd state store's tests: a real etcd
+  etcd-server
 )
 
 missing=()

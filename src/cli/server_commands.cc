@@ -73,6 +73,9 @@ std::vector<model::QueueSpec> DefaultQueues() { return {{"default", model::kUnli
 void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
   cmd->add_option("--listen", args->listen, "Address and port of the API")->capture_default_str();
   cmd->add_option("--data-dir", args->server.data_dir, "State (state.db) and task logs")->capture_default_str();
+  cmd->add_option("--store", args->server.store,
+                  "Where the state lives: sqlite (DATA_DIR/state.db) or etcd://HOST:PORT[/PREFIX] (docs/fault-tolerance.md)")
+      ->capture_default_str();
   cmd->add_option("--threads", args->server.threads, "HTTP threads")->capture_default_str();
   cmd->add_option("--queues", args->queues_file, "A QueueTree file for a new cluster (default: one queue, 'default')");
   cmd->add_option("--scheduler-config", args->scheduler_file, "A SchedulerConfig file (docs/scheduling.md)");

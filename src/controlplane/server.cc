@@ -4,16 +4,25 @@
 
 #include "controlplane/api_routes.h"
 #include "dashboard/routes.h"
+#include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
 namespace tessera::controlplane {
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
-  Result<std::unique_ptr<store::SqliteStore>> store =
-      store::SqliteStore::Open((std::filesystem::path(options.data_dir) / "state.db").string());
-  if (!store.ok()) return store.status();
-  server->store_ = std::move(*store);
+  if (options.store == "sqlite") {
+    Result<std::unique_ptr<store::SqliteStore>> store =
+        store::SqliteStore::Open((std::filesystem::path(options.data_dir) / "state.db").string());
+    if (!store.ok()) return store.status();
+    server->store_ = std::move(*store);
+  } else if (options.store.starts_with("etcd://")) {
+    Result<std::unique_ptr<store::EtcdStore>> store = store::EtcdStore::Open(options.store);
+    if (!store.ok()) return store.status();
+    server->store_ = std::move(*store);
+  } else {
+    return InvalidArgument("--store: '" + options.store + "' is not sqlite or etcd://HOST:PORT[/PREFIX]");
+  }
   server->store_description_ = server->store_->Describe();
   Result<sched::Scheduler> scheduler = sched::Scheduler::Create(options.plane.scheduler);
   if (!scheduler.ok()) return scheduler.status();

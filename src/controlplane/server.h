@@ -18,6 +18,9 @@ namespace tessera::controlplane {
 
 struct ServerOptions {
   std::string data_dir = "tessera-data";  // state.db and task logs
+  // Where the state lives: "sqlite" (<data_dir>/state.db, the default) or
+  // "etcd://HOST:PORT[/PREFIX]" (store/etcd_store.h).
+  std::string store = "sqlite";
   std::string address = "127.0.0.1";
   std::uint16_t port = 7070;
   int threads = 2;
@@ -27,7 +30,7 @@ struct ServerOptions {
 
 class Server {
  public:
-  // Opens the store under data_dir, recovers, listens. Errors name the file or address.
+  // Opens the store, recovers, listens. Errors name the file or address.
   static Result<std::unique_ptr<Server>> Start(ServerOptions options);
   ~Server();
   std::uint16_t port() const { return http_->port(); }

@@ -36,6 +36,8 @@ class HttpClient::Impl {
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string peer = "the Tessera server";
+  std::uint64_t response_limit = 8 << 20;  // Beast's default
 
   // One synchronous exchange driven through the io_context so that the
   // stream's timeout applies to connect, write and read alike.
@@ -58,13 +60,17 @@ class HttpClient::Impl {
       }
     }
     stream->expires_after(timeout);
+    std::optional<http::response_parser<http::string_body>> parser;
     http::async_write(*stream, request, [&](beast::error_code e, std::size_t) {
       result = e;
       if (e) return;
-      http::async_read(*stream, buffer, response, [&](beast::error_code e2, std::size_t) { result = e2; });
+      parser.emplace();
+      parser->body_limit(response_limit);
+      http::async_read(*stream, buffer, *parser, [&](beast::error_code e2, std::size_t) { result = e2; });
     });
     io.restart();
     io.run();
+    if (!result) response = parser->release();
     if (result || !response.keep_alive()) {
       stream.reset();
       buffer.clear();
@@ -77,6 +83,10 @@ HttpClient::HttpClient(Endpoint endpoint) : endpoint_(std::move(endpoint)), impl
 HttpClient::~HttpClient() = default;
 
 void HttpClient::SetHeader(std::string name, std::string value) { impl_->headers.emplace_back(std::move(name), std::move(value)); }
+void HttpClient::SetPeer(std::string name, std::uint64_t response_limit) {
+  impl_->peer = std::move(name);
+  impl_->response_limit = response_limit;
+}
 
 Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view target, std::string_view body,
                                       std::string_view content_type, std::chrono::milliseconds timeout) {
@@ -107,7 +117,7 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
                        ec == asio::error::broken_pipe || ec == asio::error::eof;
     if (!(reused && attempt == 0 && stale)) {
       const std::string why = ec == beast::error::timeout ? "timed out after " + std::to_string(timeout.count()) + " ms" : ec.message();
-      return Status(StatusCode::kFailedPrecondition, "cannot reach the Tessera server at " + endpoint_.ToString() + ": " + why);
+      return Status(StatusCode::kFailedPrecondition, "cannot reach " + impl_->peer + " at " + endpoint_.ToString() + ": " + why);
     }
   }
   return Internal("no response");  // not reached: the last attempt always returns above

@@ -37,6 +37,9 @@ class HttpClient {
   const Endpoint& endpoint() const { return endpoint_; }
   // Sent with every request (the caller's identity until tokens exist).
   void SetHeader(std::string name, std::string value);
+  // Who answers, for messages ("cannot reach etcd at ..."; default "the
+  // Tessera server"), and the largest response body accepted (default 8 MiB).
+  void SetPeer(std::string name, std::uint64_t response_limit);
 
  private:
   class Impl;

@@ -51,6 +51,24 @@ start_server() {
   fail "the server did not start"
 }
 
+# start_etcd: a one-member etcd (Debian's etcd-server) on free loopback ports,
+# with the limits docs/fault-tolerance.md asks for; sets ETCD_URL.
+start_etcd() {
+  command -v etcd >/dev/null || fail "etcd is missing: scripts/install-deps.sh installs etcd-server"
+  local client peer
+  read -r client peer < <(python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+  etcd --data-dir "$WORK/etcd" --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
+    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+    --initial-cluster "default=http://127.0.0.1:$peer" --max-txn-ops 100000 --max-request-bytes 67108864 >>"$WORK/etcd.log" 2>&1 &
+  PIDS+=("$!")
+  disown "$!"
+  ETCD_URL="etcd://127.0.0.1:$client"
+  wait_until 20 curl -sf -X POST -d '{"key": "AA=="}' "http://127.0.0.1:$client/v3/kv/range" -o /dev/null
+}
+
 # fake_gpus NAME COUNT: a fake GPU file for one node.
 fake_gpus() {
   printf 'gpus: %s\nmodel: H100\nmemory: 80Gi\nnvlinkDomainSize: %s\n' "$2" "$2" >"$WORK/$1.gpus.yaml"

@@ -2,9 +2,18 @@
 # kill -9 of the server while a job runs and another waits: after a restart on
 # the same state, both are still there, the running task was never started a
 # second time, and the waiting job runs once the first one ends.
+#   server_crash_recovery.sh TESSERA [sqlite|etcd]
+# With etcd the server's data directory is deleted before the restart, as if
+# its machine were lost: etcd alone holds the state.
 source "$(dirname "$0")/lib.sh" "$1"
+store=${2:-sqlite}
+store_flags=()
+if [ "$store" = etcd ]; then
+  start_etcd
+  store_flags=(--store "$ETCD_URL")
+fi
 
-start_server
+start_server "${store_flags[@]}"
 start_agent n1 2
 start_agent n2 2
 wait_until 20 nodes_ready 2
@@ -19,8 +28,9 @@ job_state_is "$second" pending || fail "the second job must wait for GPUs"
 log "kill -9 the server (pid $SERVER_PID) while job $first runs"
 kill -9 "$SERVER_PID"
 sleep 1
-start_server   # same port and data dir
-log "server restarted"
+[ "$store" = etcd ] && rm -rf "$WORK/server"
+start_server "${store_flags[@]}"  # same port; same data dir, or (etcd) an empty one
+log "server restarted ($store)"
 # Its run survives: starting (until the agents report again), running or done; never pending.
 case "$(job_field "$first" .state)" in starting | running | succeeded) ;; *) fail "job $first lost its run: $(job_json "$first")" ;; esac
 [ "$(job_field "$second" .state)" != "" ] || fail "job $second was lost"
