@@ -335,9 +335,10 @@ net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
     const JobRecord& record = records_[static_cast<std::size_t>(job)];
     // Logs of the current run and the one before it (stopped, perhaps still
     // checkpointing); a late chunk of an older run is dropped.
-    const std::vector<TaskRecord>* tasks = attempt == record.attempt ? &record.tasks
-                                           : attempt == record.previous_attempt ? &record.previous_tasks
-                                                                                : nullptr;
+    // (A retired run keeps its attempt number until the next placement, with no tasks of its own.)
+    const std::vector<TaskRecord>* tasks = attempt == record.attempt && !record.tasks.empty() ? &record.tasks
+                                           : attempt == record.previous_attempt             ? &record.previous_tasks
+                                                                                            : nullptr;
     if (tasks == nullptr || task >= static_cast<std::int64_t>(tasks->size())) return JsonResponse(200, {{"accepted", 0}});
     const TaskRecord& t = (*tasks)[static_cast<std::size_t>(task)];
     if (t.node != name) return net::ErrorResponse(403, "task " + t.name + " of job " + std::to_string(job) + " does not run on node " + name);

@@ -141,13 +141,21 @@ TEST(TaskProcessTest, TerminateReachesGrandchildren) {
   EXPECT_TRUE(Gone(grandchild));
 }
 
-TEST(TaskProcessTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
-  TestTempDir dir;
-  LaunchSpec spec = Shell("trap '' TERM; echo ready; sleep 100");
+// Launches a script that prints "ready" once its traps are set, and waits for that.
+std::unique_ptr<TaskProcess> LaunchWhenReady(LaunchSpec spec, const TestTempDir& dir) {
   spec.stdout_path = dir / "out";
   auto task = MustLaunch(spec);
+  if (task == nullptr || WaitForLine(spec.stdout_path) != "ready") {
+    ADD_FAILURE() << "the task never said ready";
+    return nullptr;
+  }
+  return task;
+}
+
+TEST(TaskProcessTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
+  TestTempDir dir;
+  auto task = LaunchWhenReady(Shell("trap '' TERM; echo ready; sleep 100"), dir);
   ASSERT_NE(task, nullptr);
-  ASSERT_EQ(WaitForLine(spec.stdout_path), "ready");
   const auto start = Clock::now();
   task->Terminate(200ms);
   EXPECT_EQ(WaitForExit(*task), 128 + SIGKILL);
@@ -158,10 +166,8 @@ TEST(TaskProcessTest, TheCheckpointSignalComesFirstAndTheTaskMayFinishWithinItsG
   TestTempDir dir;
   LaunchSpec spec = Shell("trap 'echo checkpointed > \"$0\"; exit 0' USR1; echo ready; while :; do sleep 0.01; done");
   spec.argv.push_back(dir / "checkpoint");  // $0 of the script
-  spec.stdout_path = dir / "out";
-  auto task = MustLaunch(spec);
+  auto task = LaunchWhenReady(spec, dir);
   ASSERT_NE(task, nullptr);
-  ASSERT_EQ(WaitForLine(spec.stdout_path), "ready");
   task->CheckpointThenTerminate(SIGUSR1, 5s, 1s);
   EXPECT_EQ(WaitForExit(*task), 0);
   EXPECT_EQ(ReadAll(dir / "checkpoint"), "checkpointed\n");
@@ -169,11 +175,8 @@ TEST(TaskProcessTest, TheCheckpointSignalComesFirstAndTheTaskMayFinishWithinItsG
 
 TEST(TaskProcessTest, ATaskThatIgnoresTheCheckpointSignalIsTerminatedAfterItsGrace) {
   TestTempDir dir;
-  LaunchSpec spec = Shell("trap '' USR1; echo ready; sleep 100");
-  spec.stdout_path = dir / "out";
-  auto task = MustLaunch(spec);
+  auto task = LaunchWhenReady(Shell("trap '' USR1; echo ready; sleep 100"), dir);
   ASSERT_NE(task, nullptr);
-  ASSERT_EQ(WaitForLine(spec.stdout_path), "ready");
   const auto start = Clock::now();
   task->CheckpointThenTerminate(SIGUSR1, 200ms, 5s);
   EXPECT_EQ(WaitForExit(*task), 128 + SIGTERM);
