@@ -220,7 +220,9 @@ json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
             {"gpuSeconds", record.gpu_seconds},
             {"idleGpuSeconds", record.idle_gpu_seconds},
             {"message", record.message},
+            {"hung", record.attempt > 0 && record.hung_attempt == record.attempt},
             {"tasks", tasks}};
+  if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
   if (with_spec) j["spec"] = specs_[id.index()];
   return j;
 }

@@ -100,6 +100,8 @@ Status ControlPlane::Recover() {
       if (group.working_dir.empty()) group.working_dir = record.submit_dir;
     }
     record.attempt = j.value("attempt", 0);
+    record.hung_attempt = j.value("hung", false) ? record.attempt : 0;
+    job.not_before = j.value("restartAfter", std::int64_t{0}) / 1000;
     record.submit_ms = j.value("submitTime", std::int64_t{0});
     record.scheduled_ms = j.value("scheduledTime", std::int64_t{0});
     record.running_ms = j.value("runningTime", std::int64_t{0});

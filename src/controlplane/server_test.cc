@@ -433,5 +433,25 @@ TEST_F(ServerTest, AnUnhealthyGpuRequeuesItsRunAndLeavesTheCapacity) {
   EXPECT_EQ(after["counts"]["unhealthy"], 1) << after.dump();
 }
 
+// A restart's backoff holds across a restart of the server.
+TEST_F(ServerTest, ARestartBackoffSurvivesAServerRestart) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: b}\nspec: {restart: {maxRestarts: 2, backoff: 1h}, tasks: [{name: m, command: [x], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  AwaitJob(id, "starting");
+  AwaitAssignments("n1", 1);
+  Call("POST", "/v1/nodes/n1/status", json({{"tasks", {{{"job", id}, {"attempt", 1}, {"task", 0}, {"state", "exited"}, {"exitCode", 1}}}}}).dump());
+  json job = AwaitJob(id, "pending");
+  ASSERT_TRUE(job.contains("restartAfter")) << job.dump();
+  const std::int64_t after = job["restartAfter"];
+  EXPECT_GT(after, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count() + 3500'000);
+  Restart();
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // cycles run; the backoff holds the job
+  job = Call("GET", "/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(job["state"], "pending");
+  EXPECT_EQ(job["restartAfter"], after);
+  EXPECT_THAT(job["message"].get<std::string>(), HasSubstr("restart backoff"));
+}
+
 }  // namespace
 }  // namespace tessera::controlplane
