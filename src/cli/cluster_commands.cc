@@ -1,5 +1,6 @@
 // The cluster commands: nodes (list, cordon, uncordon, drain), queues (list,
 // set, delete) and top (the cluster at a glance, refreshed).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -21,9 +22,12 @@ void PrintNodes(const json& answer) {
   Table table({"NAME", "STATE", "GPUS", "ALLOCATED", "MODEL", "SHARING", "LEAF", "JOBS", "ADDRESS", "HEARTBEAT"});
   for (const json& n : answer["nodes"]) {
     const json& gpus = n["gpus"];
+    // "8", or "8 (1 out)" while the agent holds GPUs out of service (docs/fault-tolerance.md).
+    const auto out = std::count_if(gpus.begin(), gpus.end(), [](const json& g) { return g.contains("outOfService"); });
+    const std::string gpu_count = std::to_string(gpus.size()) + (out > 0 ? " (" + std::to_string(out) + " out)" : "");
     std::string sharing;
     for (const json& mode : n.value("gpuSharing", json::array())) sharing += (sharing.empty() ? "" : ",") + mode.get<std::string>();
-    table.Add({n["name"], n["state"], std::to_string(gpus.size()), FormatGpus(n["allocatedGpus"].get<double>()),
+    table.Add({n["name"], n["state"], gpu_count, FormatGpus(n["allocatedGpus"].get<double>()),
                gpus.empty() ? "-" : gpus[0]["model"].get<std::string>(), sharing.empty() ? "exclusive" : sharing, n["leaf"],
                std::to_string(n["jobs"].get<std::int64_t>()), n["address"], AgeOf(n["lastHeartbeat"].get<std::int64_t>()) + " ago"});
   }

@@ -23,7 +23,7 @@ wait_until 20 job_state_is "$job" running
 job_field "$job" '.tasks[0].gpus' | jq -e --argjson bad "$bad" 'index($bad) == null' >/dev/null || fail "the restarted run avoids GPU $bad"
 [ "$(job_field "$job" .restarts)" = 0 ] || fail "a GPU fault uses up no restart"
 [ "$(gpus_state | cut -c$((bad + 1)))" = U ] || fail "GPU $bad shows unhealthy: $(gpus_state)"
-"$TESSERA" nodes | grep -q "gpu-node .*ready" || fail "the node stays ready: $("$TESSERA" nodes)"
+"$TESSERA" nodes | grep -q "gpu-node .*ready .*4 (1 out)" || fail "the node stays ready, one GPU out: $("$TESSERA" nodes)"
 curl -s "$SERVER_URL/v1/events?since=0&kind=node" | jq -e '[.events[].type] | index("GpuUnhealthy") != null' >/dev/null ||
   fail "a GpuUnhealthy event"
 log "GPU $bad out of service, the gang requeued onto the others; waiting for the health check"
