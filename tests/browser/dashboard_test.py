@@ -103,6 +103,7 @@ def main():
             assert gpu["cell"] in row, (gpu, row)
             for job in gpu["jobs"]:
                 assert f"#{job}" in row, (gpu, row)
+        c.wait("the node's events", lambda: "NodeRegistered" in (c.text("table.events") or ""))
 
         # --- The node list, and its filter.
         c.show("#/nodes")

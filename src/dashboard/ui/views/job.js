@@ -3,6 +3,7 @@
 import * as api from "../api.js";
 import { badge, fill, h, table } from "../dom.js";
 import { duration, gpuHours, gpus, percent, time } from "../format.js";
+import { eventList } from "./events.js";
 
 const KEEP_LOG_BYTES = 256 * 1024;
 
@@ -84,10 +85,6 @@ function taskTable(tasks) {
       h("td", { class: "message" }, t.message || ""))), { class: "tasks" });
 }
 
-function eventList(events) {
-  return table(["Time", "Event", "Message"], events.slice().reverse().map((e) =>
-    h("tr", {}, h("td", {}, time(e.time)), h("td", {}, e.type), h("td", { class: "message" }, e.message))), { class: "events" });
-}
 
 export function mount(container, params) {
   const id = params.get("id");
@@ -115,7 +112,9 @@ export function mount(container, params) {
         }
       } }, "Cancel");
       fill(header, h("h1", {}, `${job.name} `, h("span", { class: "muted" }, `#${job.id}`), " ", badge(job.state),
-        active ? cancel : null), job.message ? h("p", { class: "message" }, job.message) : null);
+        active ? cancel : null, job.hung ? badge("hung") : null), job.message ? h("p", { class: "message" }, job.message) : null,
+        job.state === "pending" && job.restartAfter > Date.now()
+          ? h("p", { class: "muted" }, `restart held back until ${time(job.restartAfter)} (spec.restart.backoff)`) : null);
       const ran = job.runningTime ? (job.endTime || Date.now()) - job.runningTime : null;
       fill(fields,
         ...field("Queue", h("a", { href: `#/jobs?queue=${encodeURIComponent(job.queue)}&state=all` }, job.queue), "queue"),

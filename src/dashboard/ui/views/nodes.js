@@ -3,6 +3,7 @@
 import * as api from "../api.js";
 import { badge, fill, h, table } from "../dom.js";
 import { ago, bytes, gpus } from "../format.js";
+import { eventList } from "./events.js";
 
 const SHOWN = 500;  // rows one page lays out quickly; the filter finds the rest
 
@@ -38,7 +39,8 @@ export function mountNode(container, params) {
   const name = params.get("name");
   const header = h("div");
   const body = h("div");
-  container.append(header, body);
+  const events = h("div");
+  container.append(header, body, h("section", {}, h("h2", {}, "Events"), events));
   const action = (verb) => h("button", { type: "button", onclick: async () => {
     try {
       await api.post(`/v1/nodes/${encodeURIComponent(name)}/${verb}`);
@@ -48,7 +50,9 @@ export function mountNode(container, params) {
   } }, verb);
   return {
     async refresh() {
-      const node = await api.get(`/v1/nodes/${encodeURIComponent(name)}`);
+      const [node, history] = await Promise.all([api.get(`/v1/nodes/${encodeURIComponent(name)}`),
+        api.get(`/v1/events?since=0&kind=node&node=${encodeURIComponent(name)}&wait=0`)]);
+      fill(events, eventList(history.events.slice(-200)));
       fill(header, h("h1", {}, `${node.name} `, badge(node.state), " ", action(node.cordoned ? "uncordon" : "cordon"),
         node.cordoned ? null : action("drain")),
         h("p", { class: "muted" }, `${node.leaf} · ${node.spine} · ${node.provider} · heartbeat ${ago(node.lastHeartbeat)}`));
