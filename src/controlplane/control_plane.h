@@ -157,7 +157,7 @@ class ControlPlane {
   void DeclareHung(model::JobId id, const std::string& why);
   void ApplyTaskReport(const std::string& node, const api::TaskReport& report);
   // Idle-GPU accounting of the node's running tasks from its telemetry, and the idle policy.
-  void AccountGpuUsage(const std::string& node, const std::vector<api::GpuTelemetry>& gpus);
+  void AccountGpuUsage(const NodeRecord& node);  // from node.gpu_utilization, just updated by a report
   void MarkLost(NodeRecord& node);
   // The agent's GPU faults as events, and its out-of-service GPUs applied: a
   // GPU newly out leaves the scheduler's capacity and the runs on it are

@@ -178,21 +178,28 @@ void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
     return reply(net::ErrorResponse(404, "node " + name + " was marked lost; register again"));
   }
   node.burst_memory = report->burst_memory;
-  for (const api::GpuTelemetry& g : report->gpus) node.gpu_utilization[g.index] = g.utilization;
+  // The latest telemetry replaces the last: a GPU it leaves out has no reading.
+  if (!report->gpus.empty()) {
+    node.gpu_utilization.clear();
+    for (const api::GpuTelemetry& g : report->gpus) node.gpu_utilization[g.index] = g.utilization;
+  }
   for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
   ApplyGpuHealth(node, *report);
-  AccountGpuUsage(name, report->gpus);
+  if (!report->gpus.empty()) AccountGpuUsage(node);
   if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));
   Commit([this, name, reply]() {
     reply(JsonResponse(200, {{"revision", nodes_.at(name).revision}}));
   });
 }
 
-void ControlPlane::AccountGpuUsage(const std::string& node, const std::vector<api::GpuTelemetry>& gpus) {
+void ControlPlane::AccountGpuUsage(const NodeRecord& node_record) {
+  const std::string& node = node_record.inventory.name;
   const auto jobs = node_jobs_.find(node);
-  if (gpus.empty() || jobs == node_jobs_.end()) return;
-  std::map<std::int32_t, double> utilization;
-  for (const api::GpuTelemetry& g : gpus) utilization[g.index] = g.utilization;
+  if (jobs == node_jobs_.end()) return;
+  const auto utilization = [&](std::int32_t gpu) {  // no reading counts as 0%, as before
+    const auto it = node_record.gpu_utilization.find(gpu);
+    return it == node_record.gpu_utilization.end() ? 0.0 : it->second;
+  };
   const std::int64_t now = NowMs();
   std::vector<model::JobId> reclaim;
   std::vector<std::pair<model::JobId, std::string>> hung;
@@ -204,7 +211,7 @@ void ControlPlane::AccountGpuUsage(const std::string& node, const std::vector<ap
       if (task.gpus.empty()) continue;
       if (task.node == node && task.state == TaskState::kRunning) {
         double busiest = 0;
-        for (const std::int32_t g : task.gpus) busiest = std::max(busiest, utilization[g]);
+        for (const std::int32_t g : task.gpus) busiest = std::max(busiest, utilization(g));
         const double held = static_cast<double>(task.gpus.size()) * task.gpu_milli / 1000.0;
         const UsageDelta delta = Observe(task.meter, held, busiest, now, options_.idle);
         record.gpu_seconds += delta.gpu_seconds;
