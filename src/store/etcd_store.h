@@ -3,47 +3,49 @@
 // key prefix, <prefix><collection>/<key>; a batch is one etcd transaction,
 // so it is atomic and durable (replicated to a quorum) when Apply returns.
 //
+// Fencing: once a replica leads (ha/leader_election.h), every transaction
+// also compares the leader key's creation revision with the one it won. A
+// replica that lost the leadership without knowing it (paused, cut off) can
+// then write nothing: its transaction fails and Apply says so.
+//
 // etcd refuses a transaction with more than --max-txn-ops operations (128
 // by default) or larger than --max-request-bytes (1.5 MiB); a server's
 // group commit can exceed both, so etcd must run with larger limits
 // (docs/fault-tolerance.md), and Apply says so when it meets them.
 #pragma once
 
+#include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <string_view>
 
-#include <nlohmann/json.hpp>
-
-#include "net/http_client.h"
+#include "store/etcd_client.h"
 #include "store/state_store.h"
 
 namespace tessera::store {
 
 class EtcdStore final : public StateStore {
  public:
-  // "etcd://127.0.0.1:2379" or "etcd://host:port/prefix" (default prefix
-  // "/tessera/"). Checks that etcd answers before returning.
+  // "etcd://127.0.0.1:2379", "etcd://h1:2379,h2:2379,h3:2379/prefix" (default
+  // prefix "/tessera/"). Checks that etcd answers before returning.
   static Result<std::unique_ptr<EtcdStore>> Open(const std::string& url);
 
   std::string Describe() const override;
   Status Apply(const std::vector<Mutation>& batch) override;
   Result<std::vector<Entry>> List(Collection collection) override;
 
+  // From now on a transaction succeeds only while `key` was created at
+  // `create_revision`: the leader key this replica won.
+  void Fence(std::string key, std::int64_t create_revision);
+  const EtcdUrl& url() const { return url_; }
+
  private:
-  EtcdStore(net::Endpoint endpoint, std::string prefix);
-  Result<nlohmann::json> Call(const std::string& path, const nlohmann::json& body);
+  explicit EtcdStore(EtcdUrl url);
   std::string KeyOf(Collection collection, const std::string& key) const;
 
-  net::Endpoint endpoint_;
-  std::string prefix_;
-  std::mutex mu_;  // the client is not thread-safe: the commit thread and recovery share it
-  net::HttpClient client_;
+  EtcdUrl url_;
+  EtcdClient client_;
+  std::string fence_key_;               // set once, before the first fenced Apply
+  std::atomic<std::int64_t> fence_revision_{0};
 };
-
-// Base64 (RFC 4648, with padding), as etcd's JSON gateway carries keys and values.
-std::string Base64Encode(std::string_view bytes);
-Result<std::string> Base64Decode(std::string_view text);
 
 }  // namespace tessera::store

@@ -1,71 +1,28 @@
-// EtcdStore against a real etcd (Debian's etcd-server), started by the test
-// on free loopback ports with a data directory of its own.
+// EtcdStore against real etcd members (Debian's etcd-server) that the test
+// starts on free loopback ports.
 #include "store/etcd_store.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <thread>
 
 #include "store/commit_queue.h"
+#include "store/testing/etcd_cluster.h"
 
 namespace tessera::store {
 namespace {
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
 class EtcdStoreTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ASSERT_EQ(access("/usr/bin/etcd", X_OK), 0) << "etcd is missing: scripts/install-deps.sh installs etcd-server";
-    dir_ = std::filesystem::temp_directory_path() / ("tessera-etcd-test-" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    const std::string client = "http://127.0.0.1:" + std::to_string(FreePort());
-    const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string log = (dir_.string() + ".log");
-      freopen(log.c_str(), "w", stderr);
-      execl("/usr/bin/etcd", "etcd", "--data-dir", dir_.c_str(), "--listen-client-urls", client.c_str(), "--advertise-client-urls",
-            client.c_str(), "--listen-peer-urls", peer.c_str(), "--initial-advertise-peer-urls", peer.c_str(), "--initial-cluster",
-            ("default=" + peer).c_str(), "--max-txn-ops", "100000", "--max-request-bytes", "67108864", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    url_ = "etcd://" + client.substr(7);
-    for (int i = 0; i < 200 && !EtcdStore::Open(url_).ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  static void SetUpTestSuite() { etcd_ = new testing::EtcdCluster(1); }
   static void TearDownTestSuite() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-    std::filesystem::remove_all(dir_);
-    std::filesystem::remove(dir_.string() + ".log");
+    delete etcd_;
+    etcd_ = nullptr;
   }
   std::unique_ptr<EtcdStore> Open(const std::string& prefix) {
-    auto store = EtcdStore::Open(url_ + prefix);
+    auto store = EtcdStore::Open(etcd_->url() + prefix);
     EXPECT_TRUE(store.ok()) << store.status().message();
     return store.ok() ? std::move(*store) : nullptr;
   }
-
-  static inline pid_t pid_ = -1;
-  static inline std::filesystem::path dir_;
-  static inline std::string url_;
+  static inline testing::EtcdCluster* etcd_ = nullptr;
 };
 
 TEST_F(EtcdStoreTest, PutsDeletesAndNumericOrderAsInSqlite) {
@@ -126,7 +83,59 @@ TEST(EtcdStoreErrors, NoEtcdAndBadUrlsAreClearErrors) {
   EXPECT_NE(none.status().message().find("cannot reach etcd at 127.0.0.1:1"), std::string::npos) << none.status().message();
   auto bad = EtcdStore::Open("http://127.0.0.1:2379");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("expected etcd://HOST:PORT[/PREFIX]"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("expected etcd://HOST:PORT[,HOST:PORT...][/PREFIX]"), std::string::npos);
+}
+
+TEST_F(EtcdStoreTest, AFencedStoreWritesOnlyWhileItsLeaderKeyStands) {
+  auto store = Open("/fence");
+  auto other = Open("/fence");
+  ASSERT_TRUE(other->Apply({Mutation::Put(Collection::kMeta, "leader", "a")}).ok());
+  // The key's creation revision, as the election would have it.
+  EtcdClient client(store->url().members);
+  auto kv = client.Call("/v3/kv/range", {{"key", Base64Encode("/fence/meta/leader")}});
+  ASSERT_TRUE(kv.ok());
+  const std::int64_t created = EtcdInt((*kv)["kvs"][0], "create_revision");
+  store->Fence("/fence/meta/leader", created);
+  EXPECT_TRUE(store->Apply({Mutation::Put(Collection::kJobs, "1", "x")}).ok());
+  // Another replica wins: the key is deleted and created again.
+  ASSERT_TRUE(other->Apply({Mutation::Delete(Collection::kMeta, "leader")}).ok());
+  ASSERT_TRUE(other->Apply({Mutation::Put(Collection::kMeta, "leader", "b")}).ok());
+  const Status fenced = store->Apply({Mutation::Put(Collection::kJobs, "1", "stale"), Mutation::Put(Collection::kJobs, "2", "y")});
+  ASSERT_FALSE(fenced.ok());
+  EXPECT_NE(fenced.message().find("fenced off"), std::string::npos) << fenced.message();
+  auto jobs = other->List(Collection::kJobs);
+  ASSERT_EQ(jobs->size(), 1u) << "nothing of the fenced batch was written";
+  EXPECT_EQ((*jobs)[0].value, "x");
+}
+
+TEST(EtcdStoreMembers, ADeadMemberCostsARetryNotAnOutage) {
+  testing::EtcdCluster etcd(3);
+  auto store = EtcdStore::Open(etcd.url() + "/ha");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  ASSERT_TRUE((*store)->Apply({Mutation::Put(Collection::kJobs, NumericKey(1), "one")}).ok());
+  etcd.Kill(0);  // the member the store talks to
+  const Status after = (*store)->Apply({Mutation::Put(Collection::kJobs, NumericKey(2), "two")});
+  ASSERT_TRUE(after.ok()) << after.message();
+  auto jobs = (*store)->List(Collection::kJobs);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  EXPECT_EQ(jobs->size(), 2u);
+  etcd.Start(0);  // it rejoins with its data
+  etcd.Kill(1);
+  etcd.Kill(2);   // no quorum: a clear error, not a hang
+  const Status lost = (*store)->Apply({Mutation::Put(Collection::kJobs, NumericKey(3), "three")});
+  EXPECT_FALSE(lost.ok());
+}
+
+TEST(EtcdUrls, MembersAndPrefix) {
+  auto url = ParseEtcdUrl("etcd://a:1,b:2,c:3/team");
+  ASSERT_TRUE(url.ok());
+  ASSERT_EQ(url->members.size(), 3u);
+  EXPECT_EQ(url->members[2].ToString(), "c:3");
+  EXPECT_EQ(url->prefix, "/team/");
+  EXPECT_EQ(ParseEtcdUrl("etcd://a:1")->prefix, "/tessera/");
+  auto bad = ParseEtcdUrl("etcd://a:1,b");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'b' is not HOST:PORT"), std::string::npos) << bad.status().message();
 }
 
 TEST(Base64, RoundTripsEveryLengthAndRefusesGarbage) {
