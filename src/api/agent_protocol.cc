@@ -113,14 +113,15 @@ json ToJson(const Assignment& a) {
 json ToJson(const AssignmentSet& set) {
   json tasks = json::array();
   for (const Assignment& a : set.tasks) tasks.push_back(ToJson(a));
-  return {{"revision", set.revision}, {"tasks", tasks}};
+  return {{"revision", set.revision}, {"epoch", set.epoch}, {"tasks", tasks}};
 }
 
 Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
-  Result<JsonObject> o = JsonObject::Read(value, "", {"revision", "tasks"}, {"revision", "tasks"});
+  Result<JsonObject> o = JsonObject::Read(value, "", {"revision", "epoch", "tasks"}, {"revision", "tasks"});
   if (!o.ok()) return o.status();
   AssignmentSet set;
   TESSERA_RETURN_IF_ERROR(o->ReadInt("revision", &set.revision, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("epoch", &set.epoch, 0, kMaxI64));
   auto items = o->Items("tasks");
   if (!items.ok()) return items.status();
   for (const auto& [path, item] : *items) {

@@ -79,6 +79,9 @@ struct Assignment {
 
 struct AssignmentSet {
   std::int64_t revision = 0;
+  // The epoch of the leader that sent it (ha/leader_election.h; 0 without
+  // an election). An agent drops a set from an epoch older than one it saw.
+  std::int64_t epoch = 0;
   std::vector<Assignment> tasks;
 };
 

@@ -16,7 +16,8 @@ namespace tessera::cli {
 void AddClientFlags(CLI::App* cmd, ClientOptions* options) {
   const char* env = std::getenv("TESSERA_SERVER");
   options->server = env != nullptr && *env != '\0' ? env : "http://127.0.0.1:7070";
-  cmd->add_option("--server", options->server, "The Tessera server (env TESSERA_SERVER)")->capture_default_str();
+  cmd->add_option("--server", options->server, "The Tessera server, or every replica of it, comma-separated (env TESSERA_SERVER)")
+      ->capture_default_str();
   cmd->add_option("-o,--output", options->output, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
 }
 
@@ -26,9 +27,9 @@ void Fail(int exit_code, const std::string& message) {
 }
 
 ApiClient::ApiClient(const ClientOptions& options) {
-  Result<net::Endpoint> endpoint = net::ParseEndpoint(options.server);
-  if (!endpoint.ok()) Fail(kExitBadInput, "--server: " + endpoint.status().message());
-  client_ = std::make_unique<net::HttpClient>(*endpoint);
+  Result<std::vector<net::Endpoint>> endpoints = net::ParseEndpoints(options.server);
+  if (!endpoints.ok()) Fail(kExitBadInput, "--server: " + endpoints.status().message());
+  client_ = std::make_unique<net::HttpClient>(std::move(*endpoints));
   const char* user = std::getenv("USER");
   const passwd* account = getpwuid(getuid());
   std::error_code ec;

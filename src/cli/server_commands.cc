@@ -64,6 +64,7 @@ struct ServerArgs {
   std::string queues_file;
   std::string scheduler_file;
   double heartbeat_timeout_s = 30;
+  int lease_ttl_s = 2;
   std::string idle_window = "5m", idle_warn_after, idle_reclaim_after;
 };
 
@@ -74,8 +75,14 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
   cmd->add_option("--listen", args->listen, "Address and port of the API")->capture_default_str();
   cmd->add_option("--data-dir", args->server.data_dir, "State (state.db) and task logs")->capture_default_str();
   cmd->add_option("--store", args->server.store,
-                  "Where the state lives: sqlite (DATA_DIR/state.db) or etcd://HOST:PORT[/PREFIX] (docs/fault-tolerance.md)")
+                  "Where the state lives: sqlite (DATA_DIR/state.db) or etcd://HOST:PORT[,HOST:PORT...][/PREFIX]; with etcd, "
+                  "replicas elect a leader (docs/fault-tolerance.md)")
       ->capture_default_str();
+  cmd->add_option("--advertise", args->server.advertise,
+                  "With etcd: the URL clients reach this replica at, which followers redirect to (default http://LISTEN)");
+  cmd->add_option("--lease-ttl", args->lease_ttl_s, "With etcd: seconds a leader that stopped renewing its lease keeps it")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60));
   cmd->add_option("--threads", args->server.threads, "HTTP threads")->capture_default_str();
   cmd->add_option("--queues", args->queues_file, "A QueueTree file for a new cluster (default: one queue, 'default')");
   cmd->add_option("--scheduler-config", args->scheduler_file, "A SchedulerConfig file (docs/scheduling.md)");
@@ -106,6 +113,7 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
     const spec::YamlMap top = OrFail(spec::ReadDocument(document, "SchedulerConfig"));
     args.server.plane.scheduler = OrFail(spec::ParseSchedulerConfig(*top.Get("spec")));
   }
+  args.server.lease_ttl = std::chrono::seconds(args.lease_ttl_s);
   args.server.plane.heartbeat_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.heartbeat_timeout_s * 1000));
   const auto duration_ms = [](const char* flag, const std::string& text) -> std::int64_t {
     if (text.empty()) return 0;
@@ -134,7 +142,7 @@ struct AgentArgs {
 };
 
 void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
-  cmd->add_option("--server", args->agent.server, "The Tessera server")->capture_default_str();
+  cmd->add_option("--server", args->agent.server, "The Tessera server, or every replica of it, comma-separated")->capture_default_str();
   cmd->add_option("--name", args->agent.name, "Node name (default: the host name)");
   cmd->add_option("--address", args->agent.address, "Address other nodes reach this one at (MASTER_ADDR)");
   cmd->add_option("--leaf", args->agent.leaf, "Leaf switch (rack) of this node")->capture_default_str();

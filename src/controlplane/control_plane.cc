@@ -46,6 +46,11 @@ void ControlPlane::Stop() {
   commits_->Flush();
 }
 
+void ControlPlane::SetEpoch(std::int64_t epoch) {
+  std::lock_guard lock(mu_);
+  epoch_ = epoch;
+}
+
 ControlPlaneStats ControlPlane::stats() const {
   std::lock_guard lock(mu_);
   ControlPlaneStats s = stats_;

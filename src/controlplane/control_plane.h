@@ -108,6 +108,8 @@ class ControlPlane {
   net::HttpResponse History(const net::HttpRequest& request);         // GET /v1/cluster/history?since=MS
   net::HttpResponse Metrics(const net::HttpRequest& request);         // GET /metrics (metrics.cc)
   ControlPlaneStats stats() const;
+  // The leader's epoch, sent with every assignment set; set before Start.
+  void SetEpoch(std::int64_t epoch);
 
  private:
   struct NodeWaiter {
@@ -190,6 +192,7 @@ class ControlPlane {
   std::map<std::string, NodeWaiter> node_waiters_;
   std::vector<EventWaiter> event_waiters_;
   ControlPlaneStats stats_;
+  std::int64_t epoch_ = 0;
   std::chrono::steady_clock::time_point accounting_saved_;  // running jobs' accounting last persisted
   std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
   ClusterHistory history_{options_.history_interval};

@@ -59,7 +59,7 @@ void ControlPlane::Detach(model::JobId id) {
 }
 
 std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
-  std::string out = "{\"revision\":" + std::to_string(node.revision) + ",\"tasks\":[";
+  std::string out = "{\"revision\":" + std::to_string(node.revision) + ",\"epoch\":" + std::to_string(epoch_) + ",\"tasks\":[";
   bool first = true;
   auto it = node_jobs_.find(node.inventory.name);
   const auto address_of = [this](const std::string& name) {
@@ -364,7 +364,11 @@ net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
     out.write(request.body.data() + skip, static_cast<std::streamsize>(request.body.size() - skip));
     accepted = static_cast<std::int64_t>(request.body.size() - skip);
   } else if (offset > size) {
-    return net::ErrorResponse(409, "offset " + std::to_string(offset) + " is past the end of the log (" + std::to_string(size) + " bytes)");
+    // The agent sends again from `size` (a new leader whose log directory
+    // lacks what the old one received).
+    return JsonResponse(409, {{"error", "offset " + std::to_string(offset) + " is past the end of the log (" + std::to_string(size) + " bytes)"},
+                              {"code", 409},
+                              {"size", size}});
   }
   return JsonResponse(200, {{"accepted", accepted}, {"size", size + accepted}});
 }

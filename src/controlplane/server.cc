@@ -1,16 +1,30 @@
 #include "controlplane/server.h"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "controlplane/api_routes.h"
+#include "controlplane/responses.h"
 #include "dashboard/routes.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
 namespace tessera::controlplane {
+namespace {
+
+// A replica that cannot serve now; clients (net/http_client.h) wait and retry.
+net::HttpResponse Unavailable(const std::string& why) {
+  net::HttpResponse response = net::ErrorResponse(503, why);
+  response.headers.emplace_back("Retry-After", "1");
+  response.headers.emplace_back("X-Tessera-Replica", "follower");
+  return response;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
+  store::EtcdStore* etcd = nullptr;
   if (options.store == "sqlite") {
     Result<std::unique_ptr<store::SqliteStore>> store =
         store::SqliteStore::Open((std::filesystem::path(options.data_dir) / "state.db").string());
@@ -19,22 +33,28 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   } else if (options.store.starts_with("etcd://")) {
     Result<std::unique_ptr<store::EtcdStore>> store = store::EtcdStore::Open(options.store);
     if (!store.ok()) return store.status();
+    etcd = store->get();
     server->store_ = std::move(*store);
   } else {
-    return InvalidArgument("--store: '" + options.store + "' is not sqlite or etcd://HOST:PORT[/PREFIX]");
+    return InvalidArgument("--store: '" + options.store + "' is not sqlite or etcd://HOST:PORT[,HOST:PORT...][/PREFIX]");
   }
   server->store_description_ = server->store_->Describe();
   Result<sched::Scheduler> scheduler = sched::Scheduler::Create(options.plane.scheduler);
   if (!scheduler.ok()) return scheduler.status();
   if (options.plane.log_dir.empty()) options.plane.log_dir = (std::filesystem::path(options.data_dir) / "logs").string();
   server->plane_ = std::make_unique<ControlPlane>(options.plane, *server->store_, std::move(*scheduler));
-  try {
-    TESSERA_RETURN_IF_ERROR(server->plane_->Recover());
-  } catch (const nlohmann::json::exception& e) {
-    return Internal("the state database " + server->store_description_ + " holds a damaged record: " + e.what());
+  if (etcd == nullptr) {
+    try {
+      TESSERA_RETURN_IF_ERROR(server->plane_->Recover());
+    } catch (const nlohmann::json::exception& e) {
+      return Internal("the state database " + server->store_description_ + " holds a damaged record: " + e.what());
+    }
   }
+  Server* self = server.get();
   AddApiRoutes(server->router_, *server->plane_);
   dashboard::AddDashboardRoutes(server->router_);
+  server->router_.Add("GET", "/v1/leader", [self](const net::ExchangePtr& ex) { ex->Reply(self->LeaderInfo()); });
+  server->router_.SetGate([self](const net::HttpRequest& request) { return self->Gate(request); });
   net::HttpServerOptions http;
   http.address = options.address;
   http.port = options.port;
@@ -42,14 +62,86 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   http.body_limit = options.body_limit;
   server->http_ = std::make_unique<net::HttpServer>(http, server->router_);
   TESSERA_RETURN_IF_ERROR(server->http_->Start());
-  server->plane_->Start();
+  server->advertise_ = !options.advertise.empty() ? options.advertise
+                                                  : "http://" + options.address + ":" + std::to_string(server->http_->port());
+  if (etcd == nullptr) {
+    server->plane_->Start();
+    server->serving_ = true;
+    server->published_ = true;
+    return server;
+  }
+  ha::ElectionOptions election;
+  election.key = etcd->url().prefix + "leader";
+  election.identity = server->advertise_;
+  election.lease_ttl = options.lease_ttl;
+  server->election_ = std::make_unique<ha::LeaderElection>(etcd->url().members, election);
+  server->published_ = true;
+  server->election_->Start(
+      [self, etcd, key = election.key](std::int64_t epoch) {
+        etcd->Fence(key, epoch);  // before the first write of this term
+        self->promotion_ = std::thread([self, epoch] { self->Promote(epoch); });
+      },
+      [](const std::string& why) {
+        std::fprintf(stderr, "tessera server: no longer the leader: %s; exiting so that it never acts on a state another replica owns\n",
+                     why.c_str());
+        std::_Exit(75);
+      });
   return server;
 }
 
+void Server::Promote(std::int64_t epoch) {
+  const auto start = std::chrono::steady_clock::now();
+  Status recovered = Status::Ok();
+  try {
+    recovered = plane_->Recover();
+  } catch (const nlohmann::json::exception& e) {
+    recovered = Internal(std::string("a damaged record: ") + e.what());
+  }
+  if (!recovered.ok()) {
+    std::fprintf(stderr, "tessera server: elected, but cannot recover the state from %s: %s\n", store_description_.c_str(),
+                 recovered.message().c_str());
+    std::_Exit(70);
+  }
+  plane_->SetEpoch(epoch);
+  plane_->Start();
+  serving_ = true;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "tessera server: elected leader (epoch %lld) as %s; state recovered in %lld ms\n", static_cast<long long>(epoch),
+               advertise_.c_str(), static_cast<long long>(ms));
+}
+
+std::optional<net::HttpResponse> Server::Gate(const net::HttpRequest& request) const {
+  if (!published_) return Unavailable("this replica is starting; try again in a moment");
+  if (request.path == "/v1/leader" || request.path == "/v1/healthz") return std::nullopt;
+  if (serving_ && (!election_ || election_->Leading())) return std::nullopt;
+  const std::string leader = election_ ? election_->Leader() : std::string();
+  if (!leader.empty() && leader != advertise_) {
+    net::HttpResponse redirect = net::ErrorResponse(307, "this replica is a follower; the leader is " + leader);
+    redirect.headers.emplace_back("Location", leader + request.target);
+    return redirect;
+  }
+  if (leader.empty()) return Unavailable("no leader is elected yet; try again in a moment");
+  if (serving_) return Unavailable("this replica is renewing its leadership; try again in a moment");
+  return Unavailable(election_->Leading() ? "this replica was just elected and is recovering the state; try again in a moment"
+                                          : "an earlier run of this replica still holds the leader's lease, until it expires; try again in a moment");
+}
+
+net::HttpResponse Server::LeaderInfo() const {
+  if (!election_) return JsonResponse(200, {{"role", "standalone"}, {"leader", advertise_}, {"self", advertise_}, {"epoch", 0}});
+  const std::string leader = election_->Leader();
+  const bool leading = serving_ && election_->Leading();
+  return JsonResponse(200, {{"role", leading ? "leader" : "follower"},
+                            {"leader", leader.empty() ? nlohmann::json() : nlohmann::json(leader)},
+                            {"self", advertise_},
+                            {"epoch", leading ? election_->epoch() : 0}});
+}
+
 Server::~Server() {
-  // Stop answering first, then stop the loops, then close the store.
+  // Stop answering first, then stop the loops, then hand the leadership over.
   if (http_) http_->Stop();
+  if (promotion_.joinable()) promotion_.join();
   if (plane_) plane_->Stop();
+  if (election_) election_->Resign();
 }
 
 }  // namespace tessera::controlplane

@@ -1,16 +1,27 @@
 // `tessera server`: the control plane wired to its store and its HTTP API,
 // run until SIGINT or SIGTERM. Also used in-process by `tessera up` and the
 // control-plane benchmark.
+//
+// With an etcd store, several replicas share one cluster state and elect a
+// leader (ha/leader_election.h). Until it wins, a replica is a follower: it
+// answers /v1/leader and /v1/healthz itself and redirects every other
+// request (307) to the leader, or answers 503 while none is elected. The
+// winner recovers the state from etcd, fenced by its epoch, and serves. A
+// leader that loses its lease exits (code 75), so that it can never act on
+// a state another replica now owns; its supervisor starts it again.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "base/status.h"
 #include "controlplane/control_plane.h"
+#include "ha/leader_election.h"
 #include "net/http_server.h"
 #include "store/state_store.h"
 
@@ -21,6 +32,10 @@ struct ServerOptions {
   // Where the state lives: "sqlite" (<data_dir>/state.db, the default) or
   // "etcd://HOST:PORT[/PREFIX]" (store/etcd_store.h).
   std::string store = "sqlite";
+  // With an etcd store: the URL clients reach this replica at (what a
+  // follower redirects to); default http://ADDRESS:PORT.
+  std::string advertise;
+  std::chrono::seconds lease_ttl{2};  // the leader's etcd lease
   std::string address = "127.0.0.1";
   std::uint16_t port = 7070;
   int threads = 2;
@@ -39,11 +54,25 @@ class Server {
 
  private:
   Server() = default;
+  // What the router asks first: nothing while this replica serves; a
+  // redirect or a 503 while it does not lead.
+  std::optional<net::HttpResponse> Gate(const net::HttpRequest& request) const;
+  net::HttpResponse LeaderInfo() const;  // GET /v1/leader
+  // Elected: recover from the store, fenced by the epoch, then serve.
+  void Promote(std::int64_t epoch);
+
   std::unique_ptr<store::StateStore> store_;
   std::unique_ptr<ControlPlane> plane_;
   net::Router router_;
   std::unique_ptr<net::HttpServer> http_;
   std::string store_description_;
+  std::string advertise_;
+  std::unique_ptr<ha::LeaderElection> election_;  // with an etcd store
+  // advertise_ and election_ are set before published_, and never after:
+  // the HTTP threads read them only once it is true.
+  std::atomic<bool> published_{false};
+  std::atomic<bool> serving_{false};
+  std::thread promotion_;
 };
 
 }  // namespace tessera::controlplane

@@ -1,7 +1,9 @@
 #include "net/http_client.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include <boost/asio.hpp>
@@ -30,6 +32,18 @@ Result<Endpoint> ParseEndpoint(std::string_view url) {
   return Endpoint{std::string(rest.substr(0, colon)), static_cast<std::uint16_t>(port)};
 }
 
+Result<std::vector<Endpoint>> ParseEndpoints(std::string_view list) {
+  std::vector<Endpoint> out;
+  for (;;) {
+    const std::size_t comma = list.find(',');
+    Result<Endpoint> endpoint = ParseEndpoint(list.substr(0, comma));
+    if (!endpoint.ok()) return endpoint.status();
+    out.push_back(std::move(*endpoint));
+    if (comma == std::string_view::npos) return out;
+    list.remove_prefix(comma + 1);
+  }
+}
+
 class HttpClient::Impl {
  public:
   asio::io_context io;
@@ -41,14 +55,17 @@ class HttpClient::Impl {
 
   // One synchronous exchange driven through the io_context so that the
   // stream's timeout applies to connect, write and read alike.
+  // `refused` tells that no connection could be made: nothing was sent.
   beast::error_code Exchange(const Endpoint& endpoint, http::request<http::string_body>& request,
-                             http::response<http::string_body>& response, std::chrono::milliseconds timeout) {
+                             http::response<http::string_body>& response, std::chrono::milliseconds timeout, bool* refused) {
     beast::error_code result;
+    *refused = false;
     if (!stream) {
+      *refused = true;
       tcp::resolver resolver(io);
       beast::error_code ec;
       const auto addresses = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
-      if (ec) return ec;
+      if (ec) return ec;  // a name that does not resolve: refused too
       stream.emplace(io);
       stream->expires_after(timeout);
       stream->async_connect(addresses, [&](beast::error_code e, const tcp::endpoint&) { result = e; });
@@ -58,6 +75,7 @@ class HttpClient::Impl {
         stream.reset();
         return result;
       }
+      *refused = false;
     }
     stream->expires_after(timeout);
     std::optional<http::response_parser<http::string_body>> parser;
@@ -79,8 +97,15 @@ class HttpClient::Impl {
   }
 };
 
-HttpClient::HttpClient(Endpoint endpoint) : endpoint_(std::move(endpoint)), impl_(std::make_unique<Impl>()) {}
+HttpClient::HttpClient(Endpoint endpoint) : HttpClient(std::vector<Endpoint>{std::move(endpoint)}) {}
+HttpClient::HttpClient(std::vector<Endpoint> endpoints) : endpoints_(std::move(endpoints)), impl_(std::make_unique<Impl>()) {}
 HttpClient::~HttpClient() = default;
+
+void HttpClient::MoveTo(std::size_t index) {
+  current_ = index;
+  impl_->stream.reset();
+  impl_->buffer.clear();
+}
 
 void HttpClient::SetHeader(std::string name, std::string value) { impl_->headers.emplace_back(std::move(name), std::move(value)); }
 void HttpClient::SetPeer(std::string name, std::uint64_t response_limit) {
@@ -88,10 +113,18 @@ void HttpClient::SetPeer(std::string name, std::uint64_t response_limit) {
   impl_->response_limit = response_limit;
 }
 
+namespace {
+
+// A replica that does not lead marks its refusals so (controlplane/server.h).
+bool FollowerRefused(const http::response<http::string_body>& response) {
+  return response.result_int() == 503 && response.find("X-Tessera-Replica") != response.end();
+}
+
+}  // namespace
+
 Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view target, std::string_view body,
                                       std::string_view content_type, std::chrono::milliseconds timeout) {
   http::request<http::string_body> request{http::string_to_verb({method.data(), method.size()}), std::string(target), 11};
-  request.set(http::field::host, endpoint_.ToString());
   request.set(http::field::user_agent, "tessera");
   for (const auto& [name, value] : impl_->headers) request.set(name, value);
   if (!body.empty()) request.set(http::field::content_type, std::string(content_type));
@@ -99,28 +132,66 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
   request.prepare_payload();
   request.keep_alive(true);
 
-  // A reused connection may have been closed by the server while idle: retry
-  // once on a fresh one. Requests are safe to resend only when nothing was
-  // answered, which is the only case that reaches the retry.
-  const bool reused = impl_->stream.has_value();
-  for (int attempt = 0; attempt < (reused ? 2 : 1); ++attempt) {
+  // While replicas elect a leader, a call waits for one, within its timeout
+  // and at most this long.
+  const auto give_up = std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(15));
+  const auto pause = [&give_up] {
+    if (std::chrono::steady_clock::now() + std::chrono::milliseconds(100) >= give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return true;
+  };
+  // Hops from replica to replica (a refused connection, a redirect); after
+  // trying them all, a pause, so that a dead leader's lease can expire.
+  std::size_t hops = 0;
+  const auto hop = [&] { return ++hops % (endpoints_.size() + 1) != 0 || pause(); };
+  for (;;) {
+    request.set(http::field::host, endpoint().ToString());
+    // A reused connection may have been closed by the server while idle: retry
+    // once on a fresh one. Requests are safe to resend only when nothing was
+    // answered, which is the only case that reaches the retry.
+    const bool reused = impl_->stream.has_value();
     http::response<http::string_body> response;
-    const beast::error_code ec = impl_->Exchange(endpoint_, request, response, timeout);
-    if (!ec) {
-      HttpResponse out;
-      out.status = static_cast<int>(response.result_int());
-      out.content_type = std::string(response[http::field::content_type]);
-      out.body = std::move(response.body());
-      return out;
-    }
-    const bool stale = ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
-                       ec == asio::error::broken_pipe || ec == asio::error::eof;
-    if (!(reused && attempt == 0 && stale)) {
+    bool refused = false;
+    beast::error_code ec = impl_->Exchange(endpoint(), request, response, timeout, &refused);
+    const bool stale = ec == http::error::end_of_stream || ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+                       ec == asio::error::eof;
+    if (ec && reused && stale) ec = impl_->Exchange(endpoint(), request, response, timeout, &refused);
+    if (ec) {
+      // Nothing reached this replica: another may lead. A lone server that
+      // is down is an error at once.
+      if (refused && endpoints_.size() > 1 && hop()) {
+        MoveTo((current_ + 1) % endpoints_.size());
+        continue;
+      }
       const std::string why = ec == beast::error::timeout ? "timed out after " + std::to_string(timeout.count()) + " ms" : ec.message();
-      return Status(StatusCode::kFailedPrecondition, "cannot reach " + impl_->peer + " at " + endpoint_.ToString() + ": " + why);
+      return Status(StatusCode::kFailedPrecondition, "cannot reach " + impl_->peer + " at " + endpoint().ToString() + ": " + why);
     }
+    const int status = static_cast<int>(response.result_int());
+    if (status == 307 || status == 308) {
+      const std::string location(response[http::field::location]);
+      Result<Endpoint> leader = ParseEndpoint(location.substr(0, location.find('/', std::string_view("http://").size())));
+      if (leader.ok() && hop()) {
+        auto known = std::find_if(endpoints_.begin(), endpoints_.end(), [&](const Endpoint& e) { return e.ToString() == leader->ToString(); });
+        if (known == endpoints_.end()) known = endpoints_.insert(endpoints_.end(), *leader);
+        MoveTo(static_cast<std::size_t>(known - endpoints_.begin()));
+        continue;
+      }
+    }
+    if (FollowerRefused(response) && pause()) {
+      MoveTo((current_ + 1) % endpoints_.size());
+      continue;
+    }
+    HttpResponse out;
+    out.status = status;
+    out.content_type = std::string(response[http::field::content_type]);
+    for (const auto& field : response) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out.headers.emplace_back(std::move(name), std::string(field.value()));
+    }
+    out.body = std::move(response.body());
+    return out;
   }
-  return Internal("no response");  // not reached: the last attempt always returns above
 }
 
 }  // namespace tessera::net

@@ -1,6 +1,13 @@
 // A blocking HTTP/1.1 client for the CLI and the agent: one keep-alive
 // connection, reopened when the server closed it, every call bounded by a
 // timeout. Not thread-safe; give each thread its own client.
+//
+// It finds the leader of replicated servers by itself: given several
+// endpoints (every replica), it moves to the next one when a connection is
+// refused, follows a follower's redirect (307) to the leader, and waits and
+// retries while a replica answers that no leader is elected yet. Nothing is
+// sent twice: only a request that never reached a server, or that a
+// follower refused, is sent again.
 #pragma once
 
 #include <chrono>
@@ -8,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "net/http_types.h"
@@ -21,10 +29,13 @@ struct Endpoint {
 };
 // "http://127.0.0.1:7070", "127.0.0.1:7070" or "localhost:7070".
 Result<Endpoint> ParseEndpoint(std::string_view url);
+// Comma-separated endpoints: "http://a:7070,http://b:7070".
+Result<std::vector<Endpoint>> ParseEndpoints(std::string_view list);
 
 class HttpClient {
  public:
   explicit HttpClient(Endpoint endpoint);
+  explicit HttpClient(std::vector<Endpoint> endpoints);  // replicas of one server; at least one
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -34,7 +45,7 @@ class HttpClient {
   Result<HttpResponse> Send(std::string_view method, std::string_view target, std::string_view body = {},
                             std::string_view content_type = "application/json",
                             std::chrono::milliseconds timeout = std::chrono::seconds(30));
-  const Endpoint& endpoint() const { return endpoint_; }
+  const Endpoint& endpoint() const { return endpoints_[current_]; }  // the one in use
   // Sent with every request (the caller's identity until tokens exist).
   void SetHeader(std::string name, std::string value);
   // Who answers, for messages ("cannot reach etcd at ..."; default "the
@@ -43,7 +54,9 @@ class HttpClient {
 
  private:
   class Impl;
-  Endpoint endpoint_;
+  void MoveTo(std::size_t index);  // another endpoint: the connection is dropped
+  std::vector<Endpoint> endpoints_;
+  std::size_t current_ = 0;
   std::unique_ptr<Impl> impl_;
 };
 

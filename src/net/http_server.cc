@@ -96,6 +96,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const std::string_view target(raw.target().data(), raw.target().size());
     const std::size_t question = target.find('?');
     request.path = PercentDecode(target.substr(0, question), false);
+    request.target = std::string(target);
     if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
     for (const auto& field : raw) {
       std::string name(field.name_string());

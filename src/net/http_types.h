@@ -14,6 +14,7 @@ namespace tessera::net {
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // decoded path, no query string
+  std::string target;  // path and query as sent, not decoded (a redirect repeats it)
   std::map<std::string, std::string> query;   // decoded ?key=value pairs
   std::map<std::string, std::string> params;  // path captures: "/v1/jobs/{id}" -> params["id"]
   std::map<std::string, std::string> headers; // lower-case names

@@ -48,6 +48,12 @@ void Router::Add(std::string method, std::string pattern, Handler handler) {
 
 void Router::Dispatch(const ExchangePtr& exchange) const {
   HttpRequest& request = exchange->request();
+  if (gate_) {
+    if (std::optional<HttpResponse> answer = gate_(request)) {
+      exchange->Reply(std::move(*answer));
+      return;
+    }
+  }
   const std::vector<std::string> path = Split(request.path);
   std::string allowed;
   for (const Route& route : routes_) {

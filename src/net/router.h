@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ using Handler = std::function<void(const ExchangePtr&)>;
 class Router {
  public:
   void Add(std::string method, std::string pattern, Handler handler);
+  // Asked before any route: an answer it gives is the reply, and no route
+  // runs (a follower replica redirects to its leader this way).
+  using Gate = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
+  void SetGate(Gate gate) { gate_ = std::move(gate); }
   // Finds the handler and fills request.params; answers 404/405 itself when none.
   void Dispatch(const ExchangePtr& exchange) const;
 
@@ -41,6 +46,7 @@ class Router {
 
  private:
   std::vector<Route> routes_;
+  Gate gate_;
 };
 
 // {"error": message, "code": status}: the one error body every route uses.

@@ -70,9 +70,9 @@ class Agent::Impl {
 
   Status Init() {
     if (options_.name.empty()) options_.name = HostName();
-    Result<net::Endpoint> endpoint = net::ParseEndpoint(options_.server);
-    if (!endpoint.ok()) return endpoint.status();
-    endpoint_ = *endpoint;
+    Result<std::vector<net::Endpoint>> endpoints = net::ParseEndpoints(options_.server);
+    if (!endpoints.ok()) return endpoints.status();
+    servers_ = *endpoints;
     std::error_code ec;
     fs::create_directories(options_.data_dir, ec);
     if (ec) return Status(StatusCode::kFailedPrecondition, "cannot create the agent's data directory " + options_.data_dir + ": " + ec.message());
@@ -99,7 +99,7 @@ class Agent::Impl {
 
   void Run(const std::atomic<bool>& stop) {
     std::thread poller([this, &stop] { PollAssignments(stop); });
-    net::HttpClient client(endpoint_);
+    net::HttpClient client(servers_);
     auto last_report = std::chrono::steady_clock::time_point();
     while (!stop) {
       {
@@ -276,13 +276,14 @@ class Agent::Impl {
     }
     last_error_.clear();
     registered_ = true;
-    Log(options_.name, "registered with " + endpoint_.ToString() + ": " + std::to_string(inventory_.gpus.size()) + " GPUs");
+    Log(options_.name, "registered with " + client.endpoint().ToString() + ": " + std::to_string(inventory_.gpus.size()) + " GPUs");
     return true;
   }
 
   void PollAssignments(const std::atomic<bool>& stop) {
-    net::HttpClient client(endpoint_);
+    net::HttpClient client(servers_);
     std::int64_t revision = -1;
+    std::int64_t epoch = 0;  // the newest leader epoch seen
     while (!stop) {
       if (!registered_) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -303,6 +304,14 @@ class Agent::Impl {
         Log(options_.name, "bad assignment set from the server: " + set.status().message());
         continue;
       }
+      if (set->epoch < epoch) {
+        // A replica that has lost the leadership and does not know it yet.
+        Log(options_.name, "dropped an assignment set from leader epoch " + std::to_string(set->epoch) + "; epoch " +
+                               std::to_string(epoch) + " has been seen");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
+      epoch = set->epoch;
       revision = set->revision;
       std::lock_guard lock(mu_);
       desired_ = std::move(*set);
@@ -527,6 +536,10 @@ class Agent::Impl {
                                    "&stream=" + streams[s] + "&offset=" + std::to_string(t.shipped[s]);
         Result<net::HttpResponse> r = client.Send("POST", target, chunk, "application/octet-stream");
         if (r.ok() && r->status == 200) t.shipped[s] += static_cast<std::int64_t>(chunk.size());
+        if (r.ok() && r->status == 409) {  // the server has less than we sent it: send again from there
+          const json answer = json::parse(r->body, nullptr, false);
+          if (answer.is_object() && answer.value("size", std::int64_t{-1}) >= 0) t.shipped[s] = std::min(t.shipped[s], answer["size"].get<std::int64_t>());
+        }
       }
     }
   }
@@ -556,7 +569,7 @@ class Agent::Impl {
   }
 
   AgentOptions options_;
-  net::Endpoint endpoint_;
+  std::vector<net::Endpoint> servers_;  // every replica of the server
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<Cgroups> cgroups_;
   std::unique_ptr<SharedGpus> sharing_;

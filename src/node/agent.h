@@ -35,7 +35,7 @@
 namespace tessera::node {
 
 struct AgentOptions {
-  std::string server = "http://127.0.0.1:7070";
+  std::string server = "http://127.0.0.1:7070";  // or every replica, comma-separated
   std::string name;        // default: the host name
   std::string address;     // advertised to peers for MASTER_ADDR; empty: as the server sees us
   std::string leaf = "leaf-0";

@@ -23,6 +23,8 @@ cleanup() {
   if [ "$status" -ne 0 ]; then
     echo "--- test failed ($status); logs in $WORK" >&2
     for f in "$WORK"/*.log; do echo "=== $f" >&2; tail -n 30 "$f" >&2; done
+  elif [ -n "${TESSERA_E2E_KEEP:-}" ]; then
+    echo "--- logs kept in $WORK (TESSERA_E2E_KEEP)" >&2
   else
     rm -rf "$WORK"
   fi
@@ -51,23 +53,47 @@ start_server() {
   fail "the server did not start"
 }
 
-# start_etcd: a one-member etcd (Debian's etcd-server) on free loopback ports,
-# with the limits docs/fault-tolerance.md asks for; sets ETCD_URL.
+# free_ports N: N free TCP ports on loopback, on one line.
+free_ports() {
+  python3 -c 'import socket, sys
+s = [socket.socket() for _ in range(int(sys.argv[1]))]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])' "$1"
+}
+
+# start_etcd [MEMBERS]: an etcd cluster (Debian's etcd-server, one member by
+# default) on free loopback ports, with the limits and the election timing
+# docs/fault-tolerance.md recommends; sets ETCD_URL (every member) and
+# ETCD_PID[i]. kill_etcd_member I and restart_etcd_member I crash and revive one.
+declare -a ETCD_PID ETCD_CLIENT ETCD_PEER
+ETCD_CLUSTER=""
 start_etcd() {
   command -v etcd >/dev/null || fail "etcd is missing: scripts/install-deps.sh installs etcd-server"
-  local client peer
-  read -r client peer < <(python3 -c 'import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
-  etcd --data-dir "$WORK/etcd" --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
-    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-    --initial-cluster "default=http://127.0.0.1:$peer" --max-txn-ops 100000 --max-request-bytes 67108864 >>"$WORK/etcd.log" 2>&1 &
+  local members=${1:-1} i ports
+  read -r -a ports < <(free_ports $((2 * members)))
+  local endpoints=""
+  for ((i = 0; i < members; i++)); do
+    ETCD_CLIENT[i]=${ports[2 * i]}
+    ETCD_PEER[i]=${ports[2 * i + 1]}
+    ETCD_CLUSTER+="${ETCD_CLUSTER:+,}m$i=http://127.0.0.1:${ETCD_PEER[i]}"
+    endpoints+="${endpoints:+,}127.0.0.1:${ETCD_CLIENT[i]}"
+  done
+  ETCD_URL="etcd://$endpoints"
+  for ((i = 0; i < members; i++)); do launch_etcd_member "$i" new; done
+  wait_until 30 curl -sf -X POST -d '{"key": "AA=="}' "http://127.0.0.1:${ETCD_CLIENT[0]}/v3/kv/range" -o /dev/null
+}
+launch_etcd_member() {
+  local i=$1
+  etcd --name "m$i" --data-dir "$WORK/etcd-$i" --listen-client-urls "http://127.0.0.1:${ETCD_CLIENT[i]}" \
+    --advertise-client-urls "http://127.0.0.1:${ETCD_CLIENT[i]}" --listen-peer-urls "http://127.0.0.1:${ETCD_PEER[i]}" \
+    --initial-advertise-peer-urls "http://127.0.0.1:${ETCD_PEER[i]}" --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$2" \
+    --heartbeat-interval 50 --election-timeout 500 --max-txn-ops 100000 --max-request-bytes 67108864 >>"$WORK/etcd-$i.log" 2>&1 &
+  ETCD_PID[i]=$!
   PIDS+=("$!")
   disown "$!"
-  ETCD_URL="etcd://127.0.0.1:$client"
-  wait_until 20 curl -sf -X POST -d '{"key": "AA=="}' "http://127.0.0.1:$client/v3/kv/range" -o /dev/null
 }
+kill_etcd_member() { kill -9 "${ETCD_PID[$1]}"; }
+restart_etcd_member() { launch_etcd_member "$1" existing; }
 
 # fake_gpus NAME COUNT: a fake GPU file for one node.
 fake_gpus() {
