@@ -4,7 +4,7 @@
 
 namespace tessera::controlplane {
 
-void AddApiRoutes(net::Router& router, ControlPlane& plane) {
+void AddApiRoutes(net::Router& router, ControlPlane& plane, std::function<net::HttpResponse()> leader) {
   using net::ExchangePtr;
   // A handler that answers at once, and one that answers when its change is durable.
   const auto now = [](auto method) {
@@ -16,6 +16,7 @@ void AddApiRoutes(net::Router& router, ControlPlane& plane) {
   ControlPlane* p = &plane;
 
   router.Add("GET", "/v1/healthz", now([](const net::HttpRequest&) { return JsonResponse(200, {{"ok", true}}); }));
+  router.Add("GET", "/v1/leader", now([leader = std::move(leader)](const net::HttpRequest&) { return leader(); }));
   router.Add("GET", "/v1/cluster", now([p](const net::HttpRequest& r) { return p->ClusterSummary(r); }));
   router.Add("GET", "/v1/cluster/gpus", now([p](const net::HttpRequest& r) { return p->GpuMap(r); }));
   router.Add("GET", "/v1/cluster/history", now([p](const net::HttpRequest& r) { return p->History(r); }));

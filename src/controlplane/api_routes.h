@@ -2,11 +2,14 @@
 // api/openapi.yaml describes the same routes for users and tools.
 #pragma once
 
+#include <functional>
+
 #include "controlplane/control_plane.h"
 #include "net/router.h"
 
 namespace tessera::controlplane {
 
-void AddApiRoutes(net::Router& router, ControlPlane& plane);
+// `leader` answers GET /v1/leader: which replica leads (controlplane/server.h).
+void AddApiRoutes(net::Router& router, ControlPlane& plane, std::function<net::HttpResponse()> leader);
 
 }  // namespace tessera::controlplane

@@ -27,7 +27,7 @@ TEST(ApiRoutesTest, OpenApiDescribesEveryRouteAndNothingElse) {
   ASSERT_TRUE(scheduler.ok());
   ControlPlane plane({}, **store, std::move(*scheduler));
   net::Router router;
-  AddApiRoutes(router, plane);
+  AddApiRoutes(router, plane, [] { return net::HttpResponse{}; });
 
   std::set<std::string> served;
   for (const net::Router::Route& route : router.routes()) {

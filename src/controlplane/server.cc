@@ -51,9 +51,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     }
   }
   Server* self = server.get();
-  AddApiRoutes(server->router_, *server->plane_);
+  AddApiRoutes(server->router_, *server->plane_, [self] { return self->LeaderInfo(); });
   dashboard::AddDashboardRoutes(server->router_);
-  server->router_.Add("GET", "/v1/leader", [self](const net::ExchangePtr& ex) { ex->Reply(self->LeaderInfo()); });
   server->router_.SetGate([self](const net::HttpRequest& request) { return self->Gate(request); });
   net::HttpServerOptions http;
   http.address = options.address;

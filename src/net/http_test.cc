@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "net/http_client.h"
@@ -122,6 +123,86 @@ TEST(EndpointTest, Parses) {
   EXPECT_EQ(e->port, 7070);
   EXPECT_FALSE(ParseEndpoint("localhost").ok());
   EXPECT_FALSE(ParseEndpoint("h:99999").ok());
+}
+
+// Replicas of one server: a leader, a follower that redirects to it, and one
+// that has no leader yet for its first two calls (net/http_client.h).
+class ReplicasTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    leader_router_.Add("POST", "/v1/jobs", [](const ExchangePtr& ex) {
+      HttpResponse r;
+      r.body = "leader got " + ex->request().body;
+      ex->Reply(r);
+    });
+    leader_ = Start(leader_router_);
+    follower_router_.SetGate([this](const HttpRequest& request) -> std::optional<HttpResponse> {
+      HttpResponse r = ErrorResponse(307, "a follower");
+      r.headers.emplace_back("Location", "http://127.0.0.1:" + std::to_string(leader_->port()) + request.target);
+      return r;
+    });
+    follower_ = Start(follower_router_);
+    electing_router_.SetGate([this](const HttpRequest&) -> std::optional<HttpResponse> {
+      if (++electing_calls_ > 2) return std::nullopt;
+      HttpResponse r = ErrorResponse(503, "no leader is elected yet");
+      r.headers.emplace_back("X-Tessera-Replica", "follower");
+      return r;
+    });
+    electing_router_.Add("POST", "/v1/jobs", [](const ExchangePtr& ex) { ex->Reply(HttpResponse{200, "text/plain", "elected", {}}); });
+    electing_ = Start(electing_router_);
+  }
+  std::unique_ptr<HttpServer> Start(Router& router) {
+    auto server = std::make_unique<HttpServer>(HttpServerOptions{}, router);
+    EXPECT_TRUE(server->Start().ok());
+    return server;
+  }
+  static Endpoint At(const std::unique_ptr<HttpServer>& server) { return {"127.0.0.1", server->port()}; }
+  static Endpoint Dead() {
+    static Router nothing;
+    HttpServer closed(HttpServerOptions{}, nothing);  // a port that was free a moment ago
+    EXPECT_TRUE(closed.Start().ok());
+    Endpoint e{"127.0.0.1", closed.port()};
+    closed.Stop();
+    return e;
+  }
+
+  Router leader_router_, follower_router_, electing_router_;
+  std::unique_ptr<HttpServer> leader_, follower_, electing_;
+  std::atomic<int> electing_calls_{0};
+};
+
+TEST_F(ReplicasTest, ARefusedReplicaIsSkippedAndARedirectLeadsToTheLeaderWithTheBody) {
+  HttpClient client(std::vector<Endpoint>{Dead(), At(follower_)});
+  auto r = client.Send("POST", "/v1/jobs", "spec");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "leader got spec");
+  EXPECT_EQ(client.endpoint().port, leader_->port()) << "the client stays with the leader";
+}
+
+TEST_F(ReplicasTest, AReplicaWithoutALeaderIsAskedAgainUntilOneIsElected) {
+  HttpClient client(At(electing_));
+  auto r = client.Send("POST", "/v1/jobs", "spec");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->body, "elected");
+  EXPECT_EQ(electing_calls_, 3);
+}
+
+TEST_F(ReplicasTest, ALoneServerThatIsDownFailsAtOnceAndAllReplicasDownWithinTheTimeout) {
+  HttpClient lone(Dead());
+  auto start = std::chrono::steady_clock::now();
+  auto r = lone.Send("GET", "/v1/jobs");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cannot reach the Tessera server"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+
+  HttpClient replicas(std::vector<Endpoint>{Dead(), Dead()});
+  start = std::chrono::steady_clock::now();
+  r = replicas.Send("GET", "/v1/jobs", {}, "application/json", std::chrono::milliseconds(600));
+  ASSERT_FALSE(r.ok());
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(400)) << "replicas may be electing: it waits";
+  EXPECT_LT(waited, std::chrono::seconds(3));
 }
 
 }  // namespace

@@ -286,6 +286,7 @@ class Agent::Impl {
     std::int64_t epoch = 0;  // the newest leader epoch seen
     while (!stop) {
       if (!registered_) {
+        epoch = 0;  // registering anew: perhaps with another cluster, whose epochs start over
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
