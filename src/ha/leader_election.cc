@@ -36,28 +36,37 @@ void LeaderElection::Run() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    bool renewed = false;
+    bool renewed = false, watched = false;
     if (leading_) {
       renewed = Renew();
     } else {
-      Campaign();
+      watched = Campaign();
     }
     lock.lock();
-    // A leader renews three times per TTL, and retries sooner after a failure.
-    const auto pause = renewed ? std::chrono::duration_cast<std::chrono::milliseconds>(options_.lease_ttl) / 3 : options_.retry;
+    // A leader renews three times per TTL, and retries sooner after a
+    // failure; a follower that has just watched the key looks again at once.
+    const auto pause = renewed   ? std::chrono::duration_cast<std::chrono::milliseconds>(options_.lease_ttl) / 3
+                       : watched ? std::chrono::milliseconds(0)
+                                 : options_.retry;
     wake_.wait_for(lock, pause, [this] { return stopping_; });
   }
 }
 
-void LeaderElection::Campaign() {
+bool LeaderElection::Campaign() {
   const std::string key = Base64Encode(options_.key);
   Result<json> current = etcd_.Call("/v3/kv/range", {{"key", key}}, std::chrono::seconds(2));
-  if (!current.ok()) return;  // etcd is unreachable: nobody can win; try again
+  if (!current.ok()) return false;  // etcd is unreachable: nobody can win; try again
   if (const json& kvs = current->value("kvs", json::array()); !kvs.empty()) {
     Result<std::string> value = Base64Decode(kvs[0].value("value", ""));
-    std::lock_guard lock(mu_);
-    leader_ = value.ok() ? *value : "";
-    return;
+    {
+      std::lock_guard lock(mu_);
+      leader_ = value.ok() ? *value : "";
+    }
+    // Wait for the key to change (the leader's lease expired, it resigned)
+    // on an etcd watch, so that the next campaign starts at once; a while
+    // without change only reads the key again.
+    const std::int64_t seen = EtcdInt(current->value("header", json::object()), "revision");
+    return etcd_.WaitForChange(options_.key, seen + 1, options_.watch).ok();
   }
   {
     std::lock_guard lock(mu_);
@@ -65,10 +74,10 @@ void LeaderElection::Campaign() {
   }
   const std::int64_t sent = NowNs();
   Result<json> grant = etcd_.Call("/v3/lease/grant", {{"TTL", std::to_string(options_.lease_ttl.count())}}, std::chrono::seconds(2));
-  if (!grant.ok()) return;
+  if (!grant.ok()) return false;
   const std::int64_t lease = EtcdInt(*grant, "ID");
   const std::int64_t ttl_s = EtcdInt(*grant, "TTL");
-  if (lease == 0 || ttl_s <= 0) return;
+  if (lease == 0 || ttl_s <= 0) return false;
   const json put = {{"request_put", {{"key", key}, {"value", Base64Encode(options_.identity)}, {"lease", std::to_string(lease)}}}};
   const json create_only = {{"key", key}, {"target", "CREATE"}, {"create_revision", "0"}, {"result", "EQUAL"}};
   Result<json> txn = etcd_.Call("/v3/kv/txn", {{"compare", json::array({create_only})}, {"success", json::array({put})},
@@ -86,7 +95,7 @@ void LeaderElection::Campaign() {
   }
   if (epoch == 0) {
     (void)etcd_.Call("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, std::chrono::seconds(2));
-    return;
+    return false;
   }
   lease_ = lease;
   epoch_ = epoch;
@@ -97,6 +106,7 @@ void LeaderElection::Campaign() {
   }
   leading_ = true;
   elected_(epoch);
+  return false;
 }
 
 bool LeaderElection::Renew() {

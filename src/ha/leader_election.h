@@ -2,9 +2,9 @@
 // cluster, on an etcd lease (the same recipe as etcd's own concurrency
 // package and Kubernetes' lease locks):
 //
-//   * a follower reads the leader key every `retry`; when there is none it
-//     takes a lease of `lease_ttl` and creates the key with it, in a
-//     transaction that succeeds only if the key still does not exist;
+//   * a follower reads the leader key and watches it (an etcd watch); when
+//     there is none it takes a lease of `lease_ttl` and creates the key with
+//     it, in a transaction that succeeds only if the key still does not exist;
 //   * the winner renews its lease every third of the TTL. Its `deadline` is
 //     the time it SENT its last successful renewal plus the TTL: etcd counts
 //     the TTL from when it received it, so the lease cannot expire in etcd
@@ -40,7 +40,8 @@ struct ElectionOptions {
   // The lease's time to live, in whole seconds as etcd counts it. etcd raises
   // it to its own minimum (1.5 election timeouts, rounded up).
   std::chrono::seconds lease_ttl{2};
-  std::chrono::milliseconds retry{100};  // how often a follower looks at the key
+  std::chrono::milliseconds retry{100};  // how soon a follower tries again after a failed campaign
+  std::chrono::milliseconds watch{500};  // how long it waits on the key's watch before reading it again
 };
 
 class LeaderElection {
@@ -67,7 +68,7 @@ class LeaderElection {
 
  private:
   void Run();
-  void Campaign();
+  bool Campaign();  // true: it watched the key and may look again at once
   bool Renew();  // false: not renewed this time (retry soon), or lost
   std::int64_t NowNs() const;
 

@@ -113,6 +113,62 @@ void HttpClient::SetPeer(std::string name, std::uint64_t response_limit) {
   impl_->response_limit = response_limit;
 }
 
+Status HttpClient::Stream(std::string_view method, std::string_view target, std::string_view body,
+                          const std::function<bool(std::string_view)>& on_data, std::chrono::milliseconds idle) {
+  const Endpoint& to = endpoint();
+  const auto unreachable = [&](const beast::error_code& ec) {
+    return Status(StatusCode::kFailedPrecondition, "cannot reach " + impl_->peer + " at " + to.ToString() + ": " + ec.message());
+  };
+  asio::io_context io;
+  beast::tcp_stream stream(io);
+  beast::error_code ec;
+  const auto run = [&io] {
+    io.restart();
+    io.run();
+  };
+  tcp::resolver resolver(io);
+  const auto addresses = resolver.resolve(to.host, std::to_string(to.port), ec);
+  if (ec) return unreachable(ec);
+  stream.expires_after(idle);
+  stream.async_connect(addresses, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+  run();
+  if (ec) return unreachable(ec);
+  http::request<http::string_body> request{http::string_to_verb({method.data(), method.size()}), std::string(target), 11};
+  request.set(http::field::host, to.ToString());
+  request.set(http::field::content_type, "application/json");
+  request.body() = std::string(body);
+  request.prepare_payload();
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(boost::none);  // the body is consumed piece by piece below
+  bool more = true;
+  auto on_chunk = [&](std::uint64_t, beast::string_view piece, beast::error_code&) -> std::size_t {
+    if (more) more = on_data(std::string_view(piece.data(), piece.size()));
+    return piece.size();
+  };
+  parser.on_chunk_body(on_chunk);
+  stream.expires_after(idle);
+  http::async_write(stream, request, [&](beast::error_code e, std::size_t) { ec = e; });
+  run();
+  if (ec) return unreachable(ec);
+  http::async_read_header(stream, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+  run();
+  if (ec == beast::error::timeout) return Status::Ok();
+  if (ec) return unreachable(ec);
+  if (parser.get().result_int() != 200) {
+    return Status(StatusCode::kFailedPrecondition, impl_->peer + " at " + to.ToString() + " answered " +
+                                                       std::to_string(parser.get().result_int()) + " to " + std::string(target));
+  }
+  while (more && !parser.is_done()) {
+    stream.expires_after(idle);
+    http::async_read_some(stream, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+    run();
+    if (ec == beast::error::timeout) return Status::Ok();
+    if (ec) return unreachable(ec);
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 // A replica that does not lead marks its refusals so (controlplane/server.h).

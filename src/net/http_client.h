@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +46,13 @@ class HttpClient {
   Result<HttpResponse> Send(std::string_view method, std::string_view target, std::string_view body = {},
                             std::string_view content_type = "application/json",
                             std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // A response that does not end (etcd's watch): sends one request on a
+  // connection of its own and hands each piece of the body to `on_data` as
+  // it arrives, until on_data returns false, the server ends the response,
+  // or nothing arrives for `idle` (not an error). Errors: no connection, or
+  // a status other than 200.
+  Status Stream(std::string_view method, std::string_view target, std::string_view body,
+                const std::function<bool(std::string_view)>& on_data, std::chrono::milliseconds idle);
   const Endpoint& endpoint() const { return endpoints_[current_]; }  // the one in use
   // Sent with every request (the caller's identity until tokens exist).
   void SetHeader(std::string name, std::string value);

@@ -128,4 +128,36 @@ Result<json> EtcdClient::Call(const std::string& path, const json& body, std::ch
   return last;
 }
 
+Result<bool> EtcdClient::WaitForChange(const std::string& key, std::int64_t revision, std::chrono::milliseconds idle) {
+  net::Endpoint member;
+  {
+    std::lock_guard lock(mu_);
+    member = members_[current_];
+  }
+  // Its own connection: a watch holds it for as long as it lasts.
+  net::HttpClient client(member);
+  client.SetPeer("etcd", std::uint64_t{1} << 20);
+  const json watch = {{"create_request", {{"key", Base64Encode(key)}, {"start_revision", std::to_string(revision)}}}};
+  // The gateway writes one JSON message per line: first {"result": {"created": true}}, then events.
+  std::string pending;
+  bool changed = false;
+  const Status status = client.Stream("POST", "/v3/watch", watch.dump(), [&](std::string_view data) {
+    pending.append(data);
+    for (std::size_t end; !changed && (end = pending.find('\n')) != std::string::npos; pending.erase(0, end + 1)) {
+      const json message = json::parse(pending.substr(0, end), nullptr, false);
+      if (message.is_object() && !message.value("result", json::object()).value("events", json::array()).empty()) changed = true;
+    }
+    return !changed;
+  }, idle);
+  if (!status.ok()) {
+    std::lock_guard lock(mu_);
+    if (members_[current_].ToString() == member.ToString()) {
+      current_ = (current_ + 1) % members_.size();
+      client_.reset();
+    }
+    return status;
+  }
+  return changed;
+}
+
 }  // namespace tessera::store

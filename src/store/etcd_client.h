@@ -40,6 +40,11 @@ class EtcdClient {
   // etcd answered 200, otherwise an error naming the member and etcd's reason.
   Result<nlohmann::json> Call(const std::string& path, const nlohmann::json& body,
                               std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // Watches `key` from `revision` on and returns true as soon as it changes
+  // (an etcd watch through the gateway's stream); false when nothing
+  // happened for `idle`. Errors: the member cannot be reached (the next
+  // call tries another).
+  Result<bool> WaitForChange(const std::string& key, std::int64_t revision, std::chrono::milliseconds idle);
 
  private:
   std::vector<net::Endpoint> members_;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "store/commit_queue.h"
 #include "store/testing/etcd_cluster.h"
 
@@ -106,6 +108,32 @@ TEST_F(EtcdStoreTest, AFencedStoreWritesOnlyWhileItsLeaderKeyStands) {
   auto jobs = other->List(Collection::kJobs);
   ASSERT_EQ(jobs->size(), 1u) << "nothing of the fenced batch was written";
   EXPECT_EQ((*jobs)[0].value, "x");
+}
+
+TEST_F(EtcdStoreTest, AWatchWakesOnTheChangeAndOtherwiseWaitsItsTime) {
+  auto store = Open("/watch");
+  EtcdClient client(store->url().members);
+  ASSERT_TRUE(store->Apply({Mutation::Put(Collection::kMeta, "k", "1")}).ok());
+  auto now = client.Call("/v3/kv/range", {{"key", Base64Encode("/watch/meta/k")}});
+  ASSERT_TRUE(now.ok());
+  const std::int64_t revision = EtcdInt((*now)["header"], "revision");
+
+  auto start = std::chrono::steady_clock::now();
+  Result<bool> quiet = client.WaitForChange("/watch/meta/k", revision + 1, std::chrono::milliseconds(300));
+  ASSERT_TRUE(quiet.ok()) << quiet.status().message();
+  EXPECT_FALSE(*quiet);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_TRUE(store->Apply({Mutation::Delete(Collection::kMeta, "k")}).ok());
+  });
+  start = std::chrono::steady_clock::now();
+  Result<bool> changed = client.WaitForChange("/watch/meta/k", revision + 1, std::chrono::seconds(10));
+  writer.join();
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3)) << "woken by the delete, not the idle timeout";
 }
 
 TEST(EtcdStoreMembers, ADeadMemberCostsARetryNotAnOutage) {
