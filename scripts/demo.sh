@@ -15,10 +15,11 @@ tessera=build/release/tessera
 data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-demo.XXXXXX")
 port=$((20000 + RANDOM % 20000))
 export TESSERA_SERVER=http://127.0.0.1:$port
+export TESSERA_TOKEN_FILE=$data/admin.token  # tessera up writes a cluster-admin token there
 "$tessera" up --nodes 3 --gpus-per-node 8 --data-dir "$data" --listen "127.0.0.1:$port" 2>"$data/up.log" &
 up=$!
 trap 'kill -INT $up 2>/dev/null; wait $up 2>/dev/null; rm -rf "$data"' EXIT
-until "$tessera" nodes -o json 2>/dev/null | grep -q '"ready"'; do sleep 0.2; done
+until [ -s "$data/admin.token" ] && "$tessera" nodes -o json 2>/dev/null | grep -q '"ready"'; do sleep 0.2; done
 sleep 0.5
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 head -n 4 "$data/up.log" | sed 's/^/  /'

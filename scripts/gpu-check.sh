@@ -38,6 +38,7 @@ tail -3 "$WORK/nvml.txt"
 port=$((20000 + RANDOM % 20000))
 $BIN/tessera up --listen 127.0.0.1:$port --data-dir "$WORK/up" >"$WORK/up.log" 2>&1 &
 UP=$!
+export TESSERA_TOKEN_FILE=$WORK/up/admin.token  # tessera up's cluster-admin token
 for _ in $(seq 50); do $BIN/tessera nodes --server http://127.0.0.1:$port -o json >"$WORK/nodes.json" 2>/dev/null && \
   [ "$(jq '.nodes | length' "$WORK/nodes.json")" -ge 1 ] && break; sleep 0.2; done
 jq -c '.nodes[0] | {provider, gpuSharing, gpus: [.gpus[] | {index, model, memory, uuid}]}' "$WORK/nodes.json"

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -18,7 +19,26 @@ void AddClientFlags(CLI::App* cmd, ClientOptions* options) {
   options->server = env != nullptr && *env != '\0' ? env : "http://127.0.0.1:7070";
   cmd->add_option("--server", options->server, "The Tessera server, or every replica of it, comma-separated (env TESSERA_SERVER)")
       ->capture_default_str();
+  const char* token_file = std::getenv("TESSERA_TOKEN_FILE");
+  options->token_file = token_file != nullptr ? token_file : "";
+  cmd->add_option("--token-file", options->token_file,
+                  "A file whose first line is the API token (env TESSERA_TOKEN_FILE; $TESSERA_TOKEN wins; default ~/.config/tessera/token)");
   cmd->add_option("-o,--output", options->output, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+}
+
+std::string ReadToken(const ClientOptions& options) {
+  if (const char* token = std::getenv("TESSERA_TOKEN"); token != nullptr && *token != '\0') return token;
+  std::string file = options.token_file;
+  if (file.empty()) {
+    const char* home = std::getenv("HOME");
+    if (home == nullptr) return {};
+    file = std::string(home) + "/.config/tessera/token";
+    if (!std::filesystem::exists(file)) return {};
+  }
+  std::ifstream in(file);
+  std::string token;
+  if (!in || !std::getline(in, token)) Fail(kExitBadInput, "--token-file: cannot read a token from " + file);
+  return token;
 }
 
 void Fail(int exit_code, const std::string& message) {
@@ -36,6 +56,7 @@ ApiClient::ApiClient(const ClientOptions& options) {
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (!ec) client_->SetHeader("X-Tessera-Workdir", cwd);
   client_->SetHeader("X-Tessera-User", user != nullptr && *user != '\0' ? user : account != nullptr ? account->pw_name : "anonymous");
+  if (std::string token = ReadToken(options); !token.empty()) client_->SetHeader("Authorization", "Bearer " + token);
 }
 
 net::HttpResponse ApiClient::Raw(const std::string& method, const std::string& target) {
@@ -57,7 +78,11 @@ nlohmann::json ApiClient::Call(const std::string& method, const std::string& tar
     message = source.empty() || reason == std::string::npos ? message.substr(reason == std::string::npos ? 0 : reason + 2)
                                                             : source + message.substr(4);
   }
-  const int code = r->status == 404 ? kExitNotFound : r->status >= 500 ? kExitFailure : r->status >= 400 ? kExitBadInput : kExitFailure;
+  const int code = r->status == 404                                             ? kExitNotFound
+                   : r->status == 401 || r->status == 403 || r->status == 429 ? kExitDenied
+                   : r->status >= 500                                         ? kExitFailure
+                   : r->status >= 400                                         ? kExitBadInput
+                                                                              : kExitFailure;
   Fail(code, message);
 }
 

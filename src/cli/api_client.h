@@ -1,5 +1,6 @@
 // What every client command shares: where the server is (--server, or
-// $TESSERA_SERVER, default http://127.0.0.1:7070), who the caller is ($USER),
+// $TESSERA_SERVER, default http://127.0.0.1:7070), who the caller is (the
+// token in $TESSERA_TOKEN or the --token-file; $USER without access control),
 // calls that turn an error answer into one clear line on stderr and the
 // documented exit code, and the formatting of times and GPU counts.
 #pragma once
@@ -16,6 +17,7 @@ namespace tessera::cli {
 
 struct ClientOptions {
   std::string server;
+  std::string token_file;
   std::string output = "table";  // table | json
 };
 
@@ -40,6 +42,9 @@ class ApiClient {
 };
 
 [[noreturn]] void Fail(int exit_code, const std::string& message);
+// The API token: $TESSERA_TOKEN, else the first line of --token-file
+// ($TESSERA_TOKEN_FILE, default ~/.config/tessera/token when it exists); "" for none.
+std::string ReadToken(const ClientOptions& options);
 // "3m12s", "2h05m" from milliseconds; "-" for zero.
 std::string FormatAge(std::int64_t ms);
 // The age of a Unix-milliseconds time stamp from the API, as FormatAge.

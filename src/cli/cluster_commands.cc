@@ -68,6 +68,7 @@ struct QueueArgs {
   std::string name;
   double guaranteed = 0, weight = 1;
   double limit = -1;
+  std::vector<std::string> admins, members;
 };
 
 std::atomic<bool> interrupted{false};
@@ -134,10 +135,14 @@ void AddClusterCommands(CLI::App& app) {
     set_cmd->add_option("--guaranteed", set->guaranteed, "GPUs the queue can always get back");
     set_cmd->add_option("--limit", set->limit, "GPUs the queue may never exceed (default: none)");
     set_cmd->add_option("--weight", set->weight, "Fair-share weight");
+    set_cmd->add_option("--admins", set->admins, "Users who manage this queue and those below it (comma-separated)")->delimiter(',');
+    set_cmd->add_option("--members", set->members, "Users who may submit here and below (comma-separated)")->delimiter(',');
     set_cmd->callback([set] {
       ApiClient api(set->client);
       json body = {{"guaranteed", set->guaranteed}, {"weight", set->weight}};
       if (set->limit >= 0) body["limit"] = set->limit;
+      if (!set->admins.empty()) body["admins"] = set->admins;
+      if (!set->members.empty()) body["members"] = set->members;
       api.Call("PUT", "/v1/queues/" + net::PercentEncode(set->name), body.dump());
       std::cout << "queue " << set->name << " set\n";
     });

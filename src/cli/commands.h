@@ -15,6 +15,7 @@ void AddServerCommands(CLI::App& app);   // server, agent, up
 void AddJobCommands(CLI::App& app);      // submit, jobs, describe, cancel, logs
 void AddClusterCommands(CLI::App& app);  // nodes, queues, top
 void AddHistoryCommand(CLI::App& app);
+void AddAccessCommands(CLI::App& app);   // tokens, audit
 // `tessera submit ... -- CMD ARGS`: main() moves what follows "--" here
 // before parsing, since CLI11 would take it for more job files.
 std::vector<std::string>& CommandAfterDashes();
@@ -25,5 +26,6 @@ inline constexpr int kExitFailure = 1;     // the command ran and found a proble
 inline constexpr int kExitBadInput = 2;    // malformed arguments or input files; the server refused the input
 inline constexpr int kExitUnreachable = 3; // no answer from the server
 inline constexpr int kExitNotFound = 4;    // the job, node or queue does not exist
+inline constexpr int kExitDenied = 5;      // no valid token (401), not allowed (403), or over a limit (429)
 
 }  // namespace tessera::cli

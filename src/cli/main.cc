@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddServerCommands(app);
   tessera::cli::AddJobCommands(app);
   tessera::cli::AddClusterCommands(app);
+  tessera::cli::AddAccessCommands(app);
   tessera::cli::AddHistoryCommand(app);
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--") {

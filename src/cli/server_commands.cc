@@ -6,12 +6,14 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
+#include "auth/roles.h"
 #include "base/quantity.h"
 #include "cli/commands.h"
 #include "controlplane/server.h"
@@ -65,6 +67,7 @@ struct ServerArgs {
   std::string scheduler_file;
   double heartbeat_timeout_s = 30;
   int lease_ttl_s = 2;
+  bool no_auth = false;
   std::string idle_window = "5m", idle_warn_after, idle_reclaim_after;
 };
 
@@ -84,6 +87,20 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
       ->capture_default_str()
       ->check(CLI::Range(1, 60));
   cmd->add_option("--threads", args->server.threads, "HTTP threads")->capture_default_str();
+  cmd->add_flag("--auth", args->server.plane.access.enabled,
+                "Require a bearer token on every route but /v1/healthz and /v1/leader (docs/security.md)");
+  cmd->add_flag("--no-auth", args->no_auth,
+                "Serve a non-loopback address without tokens, a trusted network only (tessera up: no access control at all)");
+  cmd->add_option("--admin-token-file", args->server.admin_token_file,
+                  "With --auth: where the first cluster-admin token is written (mode 0600) when the file holds none the server accepts");
+  cmd->add_option("--rate-limit", args->server.plane.access.rate_per_token,
+                  "With --auth: requests per second per token (bursts of twice that); 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-pending-per-user", args->server.plane.access.max_pending_per_user,
+                  "Jobs one user may have waiting (429 past it); 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--queues", args->queues_file, "A QueueTree file for a new cluster (default: one queue, 'default')");
   cmd->add_option("--scheduler-config", args->scheduler_file, "A SchedulerConfig file (docs/scheduling.md)");
   cmd->add_option("--heartbeat-timeout", args->heartbeat_timeout_s, "Seconds of agent silence before its node is lost")->capture_default_str();
@@ -114,6 +131,16 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
     args.server.plane.scheduler = OrFail(spec::ParseSchedulerConfig(*top.Get("spec")));
   }
   args.server.lease_ttl = std::chrono::seconds(args.lease_ttl_s);
+  args.server.plane.access.burst_per_token = 2 * args.server.plane.access.rate_per_token;
+  const std::string& address = args.server.address;
+  const bool loopback = address.starts_with("127.") || address == "::1" || address == "localhost";
+  if (!loopback && !args.server.plane.access.enabled && !args.no_auth) {
+    std::fprintf(stderr,
+                 "tessera: --listen %s is reachable from other machines: start with --auth (tokens, docs/security.md), "
+                 "or with --no-auth on a network you trust\n",
+                 args.listen.c_str());
+    throw CLI::RuntimeError(kExitBadInput);
+  }
   args.server.plane.heartbeat_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.heartbeat_timeout_s * 1000));
   const auto duration_ms = [](const char* flag, const std::string& text) -> std::int64_t {
     if (text.empty()) return 0;
@@ -135,6 +162,7 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
 
 struct AgentArgs {
   node::AgentOptions agent;
+  std::string join_token_file;
   double heartbeat_s = 1;
   double grace_s = 10;
   bool no_cgroups = false;
@@ -144,6 +172,8 @@ struct AgentArgs {
 void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
   cmd->add_option("--server", args->agent.server, "The Tessera server, or every replica of it, comma-separated")->capture_default_str();
   cmd->add_option("--name", args->agent.name, "Node name (default: the host name)");
+  cmd->add_option("--join-token-file", args->join_token_file,
+                  "A file holding a node-join token (env TESSERA_JOIN_TOKEN holds the token itself); needed once, to get the node's credential");
   cmd->add_option("--address", args->agent.address, "Address other nodes reach this one at (MASTER_ADDR)");
   cmd->add_option("--leaf", args->agent.leaf, "Leaf switch (rack) of this node")->capture_default_str();
   cmd->add_option("--spine", args->agent.spine, "Spine of the leaf")->capture_default_str();
@@ -182,6 +212,11 @@ void FinishAgentOptions(AgentArgs& args) {
 
 void RunAgent(AgentArgs& args) {
   FinishAgentOptions(args);
+  if (const char* token = std::getenv("TESSERA_JOIN_TOKEN"); token != nullptr) args.agent.join_token = token;
+  if (!args.join_token_file.empty()) {
+    std::istringstream text(ReadFileOrFail(args.join_token_file));
+    std::getline(text, args.agent.join_token);
+  }
   auto agent = OrFail(node::Agent::Create(args.agent), kExitFailure);
   std::cerr << agent->Describe() << std::endl;
   StopOnSignals();
@@ -198,7 +233,13 @@ struct UpArgs {
 
 void RunUp(UpArgs& args) {
   StopOnSignals();
+  // Access control on, with a cluster-admin token for the local user.
+  args.server.server.plane.access.enabled = !args.server.no_auth;
+  const std::string token_file = std::filesystem::absolute(std::filesystem::path(args.server.server.data_dir) / "admin.token").string();
+  if (args.server.server.admin_token_file.empty()) args.server.server.admin_token_file = token_file;
+  std::filesystem::create_directories(args.server.server.data_dir);
   auto server = StartServer(args.server);
+  std::string join_token;  // for local agents without a credential yet
   const std::string url = "http://127.0.0.1:" + std::to_string(server->port());
   const bool nvml = !args.fake && node::OpenNvml().ok();
   const int agents = nvml ? 1 : args.nodes;
@@ -210,6 +251,10 @@ void RunUp(UpArgs& args) {
     a.agent.name = "node-" + std::to_string(i);
     a.agent.address = "127.0.0.1";
     a.agent.data_dir = (std::filesystem::path(args.server.server.data_dir) / "agents" / a.agent.name).string();
+    if (server->plane().access_enabled() && !std::filesystem::exists(std::filesystem::path(a.agent.data_dir) / "credential")) {
+      if (join_token.empty()) join_token = OrFail(server->plane().IssueToken("tessera up", auth::Role::kNodeJoin, "the local agents of tessera up"));
+      a.agent.join_token = join_token;
+    }
     a.agent.force_fake = args.fake;
     a.agent.fake_spec.count = args.gpus_per_node;
     a.agent.fake_spec.model = args.gpu_model;
@@ -225,8 +270,11 @@ void RunUp(UpArgs& args) {
     std::cerr << "tessera up: no NVIDIA driver found here: " << agents << " nodes x " << args.gpus_per_node << " fake " << args.gpu_model
               << " GPUs (tasks run as real processes; only the GPUs are pretend)" << std::endl;
   }
-  std::cerr << "tessera up: ready. Try:\n"
-            << "  tessera submit --server " << url << " --gpus 1 -- nvidia-smi || true\n"
+  std::cerr << "tessera up: ready. Try:\n";
+  if (server->plane().access_enabled()) {
+    std::cerr << "  export TESSERA_TOKEN_FILE=" << args.server.server.admin_token_file << "   # a cluster-admin token, readable by you only\n";
+  }
+  std::cerr << "  tessera submit --server " << url << " --gpus 1 -- nvidia-smi || true\n"
             << "  tessera jobs --server " << url << "\n"
             << "Ctrl-C stops the cluster; its state stays in " << args.server.server.data_dir << std::endl;
   WaitForStop();

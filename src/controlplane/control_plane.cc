@@ -152,6 +152,10 @@ void ControlPlane::PersistQueues() {
   for (const model::QueueSpec& q : queue_specs_) {
     present.insert(q.path);
     json j = {{"name", q.path}, {"guaranteedMilli", q.guaranteed_milli}, {"limitMilli", q.limit_milli}, {"weight", q.weight}};
+    if (auto access = queue_access_.find(q.path); access != queue_access_.end()) {
+      j["admins"] = access->second.admins;
+      j["members"] = access->second.members;
+    }
     writes_.push_back(store::Mutation::Put(store::Collection::kQueues, q.path, j.dump()));
   }
   if (state_) {

@@ -24,12 +24,18 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <shared_mutex>
+#include <deque>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "api/agent_protocol.h"
+#include "auth/rate_limiter.h"
+#include "auth/roles.h"
+#include "auth/token.h"
 #include "controlplane/cluster_history.h"
 #include "controlplane/event_log.h"
 #include "controlplane/gpu_cells.h"
@@ -42,6 +48,15 @@
 
 namespace tessera::controlplane {
 
+// Authentication and authorization (docs/security.md).
+struct AccessOptions {
+  bool enabled = false;                   // every route but a few public ones needs a bearer token
+  double rate_per_token = 100;            // requests per second per token; 0: no limit (node credentials: none)
+  double burst_per_token = 200;
+  std::int64_t max_pending_per_user = 0;  // jobs a user may have waiting; 0: no limit
+  std::size_t audit_window = 100'000;     // audit records kept, in memory and in the store
+};
+
 struct ControlPlaneOptions {
   std::chrono::milliseconds heartbeat_timeout{30'000};  // a silent node is lost after this
   std::chrono::milliseconds cycle_interval{20};         // least time between two cycles
@@ -52,6 +67,7 @@ struct ControlPlaneOptions {
   std::vector<model::QueueSpec> initial_queues;         // used when the store has none
   IdlePolicy idle;                                      // idle-GPU accounting and its policy
   std::chrono::milliseconds history_interval{10'000};   // one utilization sample per interval (GET /v1/cluster/history)
+  AccessOptions access;
 };
 
 using Reply = std::function<void(net::HttpResponse)>;
@@ -102,6 +118,24 @@ class ControlPlane {
   void PutQueue(const net::HttpRequest& request, Reply reply);
   void DeleteQueue(const net::HttpRequest& request, Reply reply);
 
+  // --- access (access.cc) -------------------------------------------------------
+  // Fills request.caller from its bearer token (or, with access off, from
+  // X-Tessera-User as a cluster-admin). An answer instead when the token is
+  // unknown, revoked or expired (401) or over its rate (429).
+  std::optional<net::HttpResponse> Authenticate(net::HttpRequest& request);
+  bool access_enabled() const { return options_.access.enabled; }
+  void CreateToken(const net::HttpRequest& request, Reply reply);   // POST /v1/tokens
+  net::HttpResponse ListTokens(const net::HttpRequest& request);    // GET /v1/tokens
+  void RevokeToken(const net::HttpRequest& request, Reply reply);   // DELETE /v1/tokens/{id}
+  net::HttpResponse ListAudit(const net::HttpRequest& request);     // GET /v1/audit
+  // Records a mutating call and its answer in the audit log.
+  void Audit(const net::HttpRequest& request, int status);
+  // A token made by the server itself (the first admin's, a local agent's
+  // join token), durable when this returns: its text.
+  Result<std::string> IssueToken(const std::string& user, auth::Role role, const std::string& description);
+  // Whether `text` is a token this server accepts now (a kept bootstrap file).
+  bool TokenValid(const std::string& text) const;
+
   // Read-only views of the cluster (cluster_view.cc).
   net::HttpResponse ClusterSummary(const net::HttpRequest& request);  // GET /v1/cluster
   net::HttpResponse GpuMap(const net::HttpRequest& request);          // GET /v1/cluster/gpus: every GPU's cell
@@ -136,6 +170,14 @@ class ControlPlane {
   GpuContext ContextOf(const NodeRecord& node, std::int32_t local_index) const;
   ClusterSample SampleCluster(std::int64_t now_ms) const;
   void Emit(std::string type, std::int64_t job, std::string node, std::string message);
+  // Access checks on one object (access.cc); all true while access is off.
+  bool QueueAdmin(const net::Caller& caller, const std::string& queue) const;  // admin of it or an ancestor
+  bool QueueMember(const net::Caller& caller, const std::string& queue) const; // may submit there
+  bool SeesJob(const net::Caller& caller, std::size_t job) const;              // its record, events, accounting
+  bool ManagesJob(const net::Caller& caller, std::size_t job) const;           // cancel, logs
+  // A node credential for `node` (older ones revoked), gathered into writes_.
+  std::string IssueNodeCredential(const std::string& node, const std::string& by);
+  void PersistToken(const auth::TokenRecord& record);
   void PersistJob(model::JobId id);
   void PersistNode(const NodeRecord& node);
   void PersistQueues();
@@ -193,6 +235,20 @@ class ControlPlane {
   std::vector<EventWaiter> event_waiters_;
   ControlPlaneStats stats_;
   std::int64_t epoch_ = 0;
+  struct QueueAccess {
+    std::vector<std::string> admins;   // queue-admins of this subtree
+    std::vector<std::string> members;  // users who may submit here (and below)
+  };
+  std::map<std::string, QueueAccess> queue_access_;  // by queue path
+
+  // Tokens are read on every request: a lock of their own, not mu_.
+  mutable std::shared_mutex tokens_mu_;
+  std::map<std::string, auth::TokenRecord> tokens_;  // by id
+  auth::RateLimiter limiter_{options_.access.rate_per_token, options_.access.burst_per_token};
+  // The audit log: appended from any thread, after the answer (a lock of its own).
+  std::mutex audit_mu_;
+  std::deque<nlohmann::json> audit_;
+  std::int64_t audit_revision_ = 0;
   std::chrono::steady_clock::time_point accounting_saved_;  // running jobs' accounting last persisted
   std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
   ClusterHistory history_{options_.history_interval};

@@ -27,6 +27,7 @@ bool EventFilter::Matches(const Event& event) const {
   if (!node.empty() && event.node != node) return false;
   if (kind == "job" && !event.type.starts_with("Job")) return false;
   if (kind == "node" && !event.type.starts_with("Node") && !event.type.starts_with("Gpu")) return false;
+  if (job_visible && event.job >= 0 && !job_visible(event.job)) return false;
   return true;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct EventFilter {
   std::int64_t job = -1;    // only this job's events
   std::string node;         // only this node's events
   std::string kind;         // "job" (Job*) or "node" (Node*, and Gpu* of its GPUs): only events of that kind of object
+  std::function<bool(std::int64_t job)> job_visible;  // a job event shows only when true (the caller may see that job)
   bool Matches(const Event& event) const;
 };
 

@@ -25,8 +25,7 @@ constexpr std::size_t kMaxLogRead = 1 << 20;
 
 void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   if (request.body.empty()) return reply(net::ErrorResponse(400, "empty body: send a Job document (YAML or JSON)"));
-  std::string user = request.Header("x-tessera-user");
-  if (user.empty()) user = "anonymous";
+  const std::string& user = request.caller.user;
   // Like sbatch: tasks start where the user submitted from, unless the spec says otherwise.
   const std::string submit_dir = request.Header("x-tessera-workdir");
   if (!submit_dir.empty() && submit_dir.front() != '/') {
@@ -64,6 +63,21 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
         return reply(net::ErrorResponse(400, "job " + job.name + ": spec.tasks[" + std::to_string(g) +
                                                  "].command: required: the command each task runs"));
       }
+    }
+  }
+  for (const model::Job& job : *jobs) {
+    if (const std::string queue = QueuePath(job.queue); !QueueMember(request.caller, queue)) {
+      return reply(net::ErrorResponse(403, user + " is not a member of queue " + queue + " (its admins add members: docs/security.md)"));
+    }
+  }
+  if (const std::int64_t most = options_.access.max_pending_per_user; most > 0) {
+    std::int64_t waiting = 0;
+    for (const model::JobId id : state_->jobs().pending()) waiting += records_[id.index()].user == user ? 1 : 0;
+    if (waiting + static_cast<std::int64_t>(jobs->size()) > most) {
+      net::HttpResponse r = net::ErrorResponse(429, user + " has " + std::to_string(waiting) + " jobs waiting; at most " +
+                                                        std::to_string(most) + " may wait per user");
+      r.headers.emplace_back("Retry-After", "10");
+      return reply(r);
     }
   }
   const std::int64_t now = NowMs();
@@ -127,6 +141,7 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
     if (!queue.empty() && queue_of_job_[job.id.index()] != queue && !queue_of_job_[job.id.index()].starts_with(queue + "/")) continue;
     if (!user.empty() && record.user != user) continue;
     if (!name.empty() && job.name != name) continue;
+    if (!SeesJob(request.caller, job.id.index())) continue;
     if (*ended_after >= 0 && (active || record.end_ms < *ended_after)) continue;
     jobs.push_back(JobJson(job.id, false));
   }
@@ -149,6 +164,7 @@ net::HttpResponse ControlPlane::Accounting(const net::HttpRequest& request) {
     const JobRecord& record = records_[i];
     // Jobs that held GPUs and were still running at `since` or later.
     if (record.tombstone || record.gpu_seconds == 0 || (record.end_ms != 0 && record.end_ms < since)) continue;
+    if (!SeesJob(request.caller, i)) continue;
     Sum& sum = sums[by == "queue" ? queue_of_job_[i] : record.user];
     ++sum.jobs;
     sum.held += record.gpu_seconds;
@@ -169,6 +185,10 @@ net::HttpResponse ControlPlane::GetJob(const net::HttpRequest& request) {
   if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) {
     return net::ErrorResponse(404, "no job " + std::to_string(*id));
   }
+  if (!SeesJob(request.caller, static_cast<std::size_t>(*id))) {
+    return net::ErrorResponse(403, "job " + std::to_string(*id) + " is not " + request.caller.user + "'s, nor in a queue " +
+                                       request.caller.user + " administers");
+  }
   json j = JobJson(model::JobId(static_cast<std::int32_t>(*id)), true);
   json events = json::array();
   EventFilter filter;
@@ -187,13 +207,16 @@ void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
   if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) {
     return reply(net::ErrorResponse(404, "no job " + std::to_string(*id)));
   }
+  if (!ManagesJob(request.caller, static_cast<std::size_t>(*id))) {
+    return reply(net::ErrorResponse(403, request.caller.user + " may not cancel job " + std::to_string(*id) + ": it is " +
+                                             records_[*id].user + "'s, in queue " + queue_of_job_[*id]));
+  }
   const model::JobId job(static_cast<std::int32_t>(*id));
   const model::JobState state = state_->job(job).state;
   if (state != model::JobState::kPending && state != model::JobState::kRunning) {
     return reply(net::ErrorResponse(409, "job " + std::to_string(*id) + " already ended (" + std::string(ApiState(state, false)) + ")"));
   }
-  std::string user = request.Header("x-tessera-user");
-  EndRun(job, model::JobState::kCancelled, "cancelled by " + (user.empty() ? "anonymous" : user));
+  EndRun(job, model::JobState::kCancelled, "cancelled by " + request.caller.user);
   Commit([this, job, reply]() {
     reply(JsonResponse(200, JobJson(job, false)));
   });
@@ -269,6 +292,10 @@ net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
     std::lock_guard lock(mu_);
     EnsureState();
     if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) return net::ErrorResponse(404, "no job " + std::to_string(*id));
+    if (!ManagesJob(request.caller, static_cast<std::size_t>(*id))) {
+      return net::ErrorResponse(403, request.caller.user + " may not read the logs of job " + std::to_string(*id) + ", in queue " +
+                                         queue_of_job_[*id]);
+    }
     const model::Job& job = state_->job(model::JobId(static_cast<std::int32_t>(*id)));
     const JobRecord& record = records_[*id];
     task = request.Query("task", job.groups.front().name + "-0");
@@ -325,6 +352,12 @@ void ControlPlane::WatchEvents(const net::HttpRequest& request, Reply reply) {
     return reply(net::ErrorResponse(400, "kind: '" + waiter.filter.kind + "' is not one of: job, node"));
   }
   waiter.limit = 10'000;
+  if (access_enabled()) {
+    // Only events of jobs the caller may see (checked under mu_, where Since runs).
+    waiter.filter.job_visible = [this, caller = request.caller](std::int64_t job) {
+      return job < static_cast<std::int64_t>(records_.size()) && SeesJob(caller, static_cast<std::size_t>(job));
+    };
+  }
   Result<std::chrono::milliseconds> waited = ParseWait(request.Query("wait"));
   if (!waited.ok()) return reply(StatusResponse(waited.status()));
   const std::chrono::milliseconds wait = *waited;

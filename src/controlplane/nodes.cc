@@ -153,10 +153,15 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
     if (!rebuild_needed_ && !node.cordoned) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), true);
   }
   PersistNode(node);
-  Commit([this, name, reply]() {
+  // A node that joined with a join token gets its own credential, for every later call.
+  const std::string credential =
+      request.caller.role == auth::ToString(auth::Role::kNodeJoin) ? IssueNodeCredential(name, request.caller.user) : std::string();
+  Commit([this, name, credential, reply]() {
     RequestCycle();
     const NodeRecord& n = nodes_.at(name);
-    reply(JsonResponse(200, {{"revision", n.revision}, {"heartbeatTimeoutMs", options_.heartbeat_timeout.count()}}));
+    json answer = {{"revision", n.revision}, {"heartbeatTimeoutMs", options_.heartbeat_timeout.count()}};
+    if (!credential.empty()) answer["credential"] = credential;
+    reply(JsonResponse(200, answer));
   });
 }
 

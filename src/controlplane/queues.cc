@@ -31,6 +31,9 @@ net::HttpResponse ControlPlane::ListQueues(const net::HttpRequest&) {
               {"pendingJobs", counts[q.id].first},
               {"runningJobs", counts[q.id].second}};
     j["limit"] = q.limit_milli >= model::kUnlimited ? json(nullptr) : json(Gpus(q.limit_milli));
+    const auto access = queue_access_.find(q.path);
+    j["admins"] = access == queue_access_.end() ? json::array() : json(access->second.admins);
+    j["members"] = access == queue_access_.end() ? json::array() : json(access->second.members);
     queues.push_back(std::move(j));
   }
   return JsonResponse(200, {{"queues", queues}});
@@ -40,8 +43,11 @@ void ControlPlane::PutQueue(const net::HttpRequest& request, Reply reply) {
   const std::string path = request.params.at("path");
   Result<json> body = api::ParseJsonBody(request.body.empty() ? "{}" : request.body);
   if (!body.ok()) return reply(StatusResponse(body.status()));
-  Result<api::JsonObject> o = api::JsonObject::Read(*body, "", {"guaranteed", "limit", "weight"});
+  Result<api::JsonObject> o = api::JsonObject::Read(*body, "", {"guaranteed", "limit", "weight", "admins", "members"});
   if (!o.ok()) return reply(StatusResponse(o.status()));
+  QueueAccess access;
+  if (Status s = o->ReadStringList("admins", &access.admins); !s.ok()) return reply(StatusResponse(s));
+  if (Status s = o->ReadStringList("members", &access.members); !s.ok()) return reply(StatusResponse(s));
   double guaranteed = 0, weight = 1;
   double limit = -1;
   if (Status s = o->ReadNumber("guaranteed", &guaranteed); !s.ok()) return reply(StatusResponse(s));
@@ -59,6 +65,10 @@ void ControlPlane::PutQueue(const net::HttpRequest& request, Reply reply) {
 
   std::lock_guard lock(mu_);
   EnsureState();
+  // A queue-admin manages its subtree: the queue itself and everything below.
+  if (!QueueAdmin(request.caller, path)) {
+    return reply(net::ErrorResponse(403, request.caller.user + " is not an admin of queue " + path + " or of a queue above it"));
+  }
   std::vector<model::QueueSpec> next = queue_specs_;
   bool created = true;
   for (model::QueueSpec& q : next) {
@@ -72,6 +82,7 @@ void ControlPlane::PutQueue(const net::HttpRequest& request, Reply reply) {
   Result<model::QueueTree> tree = model::QueueTree::Build(next);
   if (!tree.ok()) return reply(net::ErrorResponse(422, tree.status().message()));
   queue_specs_ = std::move(next);
+  queue_access_[path] = std::move(access);
   rebuild_needed_ = true;
   PersistQueues();
   Emit(created ? "QueueCreated" : "QueueUpdated", -1, "", path);
@@ -87,6 +98,11 @@ void ControlPlane::DeleteQueue(const net::HttpRequest& request, Reply reply) {
   EnsureState();
   const model::QueueId id = state_->queues().Find(path);
   if (!id.valid() || id == state_->queues().root()) return reply(net::ErrorResponse(404, "no queue " + path));
+  // Deleting is the parent's business: an admin of the queue alone cannot.
+  const std::size_t slash = path.find_last_of('/');
+  if (!QueueAdmin(request.caller, slash == std::string::npos ? std::string() : path.substr(0, slash))) {
+    return reply(net::ErrorResponse(403, request.caller.user + " may not delete queue " + path + ": that takes an admin of the queue above it"));
+  }
   for (const model::Queue& q : state_->queues().queues()) {
     if (q.path.starts_with(path + "/")) return reply(net::ErrorResponse(409, "queue " + path + " has child queue " + q.path + "; delete it first"));
   }
@@ -99,6 +115,7 @@ void ControlPlane::DeleteQueue(const net::HttpRequest& request, Reply reply) {
     }
   }
   std::erase_if(queue_specs_, [&](const model::QueueSpec& q) { return q.path == path; });
+  queue_access_.erase(path);
   PersistQueues();
   rebuild_needed_ = true;
   Emit("QueueDeleted", -1, "", path);

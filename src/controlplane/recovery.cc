@@ -29,6 +29,7 @@ Status ControlPlane::Recover() {
       const json j = json::parse(e.value);
       queue_specs_.push_back({j.at("name").get<std::string>(), j.at("guaranteedMilli").get<std::int64_t>(),
                               j.at("limitMilli").get<std::int64_t>(), j.at("weight").get<double>()});
+      queue_access_[queue_specs_.back().path] = {j.value("admins", std::vector<std::string>()), j.value("members", std::vector<std::string>())};
     }
   } else {
     PersistQueues();
@@ -152,6 +153,26 @@ Status ControlPlane::Recover() {
     queue_of_job_.push_back(queue_path);
     if (records_.back().dispatched) {
       for (const TaskRecord& t : records_.back().tasks) node_jobs_[t.node].insert(restored.value());
+    }
+  }
+
+  Result<std::vector<store::Entry>> tokens = store_.List(store::Collection::kTokens);
+  if (!tokens.ok()) return tokens.status();
+  {
+    std::unique_lock tokens_lock(tokens_mu_);
+    for (const store::Entry& e : *tokens) {
+      Result<auth::TokenRecord> record = auth::TokenFromJson(json::parse(e.value));
+      if (!record.ok()) return Internal("the state store holds a damaged token " + e.key + ": " + record.status().message());
+      tokens_[record->id] = *record;
+    }
+  }
+  Result<std::vector<store::Entry>> audit = store_.List(store::Collection::kAudit);
+  if (!audit.ok()) return audit.status();
+  {
+    std::lock_guard audit_lock(audit_mu_);
+    for (const store::Entry& e : *audit) {
+      audit_.push_back(json::parse(e.value));
+      audit_revision_ = std::max(audit_revision_, audit_.back().value("revision", std::int64_t{0}));
     }
   }
 

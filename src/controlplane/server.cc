@@ -1,7 +1,14 @@
 #include "controlplane/server.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "controlplane/api_routes.h"
 #include "controlplane/responses.h"
@@ -53,7 +60,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   Server* self = server.get();
   AddApiRoutes(server->router_, *server->plane_, [self] { return self->LeaderInfo(); });
   dashboard::AddDashboardRoutes(server->router_);
-  server->router_.SetGate([self](const net::HttpRequest& request) { return self->Gate(request); });
+  server->router_.SetGate([self](net::HttpRequest& request) { return self->Gate(request); });
   net::HttpServerOptions http;
   http.address = options.address;
   http.port = options.port;
@@ -63,6 +70,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   TESSERA_RETURN_IF_ERROR(server->http_->Start());
   server->advertise_ = !options.advertise.empty() ? options.advertise
                                                   : "http://" + options.address + ":" + std::to_string(server->http_->port());
+  if (etcd == nullptr && !options.admin_token_file.empty()) TESSERA_RETURN_IF_ERROR(server->KeepAdminToken(options.admin_token_file));
   if (etcd == nullptr) {
     server->plane_->Start();
     server->serving_ = true;
@@ -76,9 +84,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   server->election_ = std::make_unique<ha::LeaderElection>(etcd->url().members, election);
   server->published_ = true;
   server->election_->Start(
-      [self, etcd, key = election.key](std::int64_t epoch) {
+      [self, etcd, key = election.key, file = options.admin_token_file](std::int64_t epoch) {
         etcd->Fence(key, epoch);  // before the first write of this term
-        self->promotion_ = std::thread([self, epoch] { self->Promote(epoch); });
+        self->promotion_ = std::thread([self, epoch, file] {
+          self->Promote(epoch);
+          if (Status kept = file.empty() ? Status::Ok() : self->KeepAdminToken(file); !kept.ok()) {
+            std::fprintf(stderr, "tessera server: %s\n", kept.message().c_str());
+          }
+        });
       },
       [](const std::string& why) {
         std::fprintf(stderr, "tessera server: no longer the leader: %s; exiting so that it never acts on a state another replica owns\n",
@@ -109,10 +122,34 @@ void Server::Promote(std::int64_t epoch) {
                advertise_.c_str(), static_cast<long long>(ms));
 }
 
-std::optional<net::HttpResponse> Server::Gate(const net::HttpRequest& request) const {
+Status Server::KeepAdminToken(const std::string& path) {
+  if (!plane_->access_enabled()) return Status::Ok();
+  std::ifstream in(path);
+  std::string kept;
+  if (in && std::getline(in, kept) && plane_->TokenValid(kept)) return Status::Ok();
+  Result<std::string> token = plane_->IssueToken("admin", auth::Role::kClusterAdmin, "the first cluster-admin (" + path + ")");
+  if (!token.ok()) return token.status();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0 || ::fchmod(fd, 0600) != 0) {
+    if (fd >= 0) ::close(fd);
+    return Status(StatusCode::kFailedPrecondition, "cannot write the admin token to " + path + ": " + std::strerror(errno));
+  }
+  const std::string line = *token + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  if (!written) return Status(StatusCode::kFailedPrecondition, "cannot write the admin token to " + path);
+  std::fprintf(stderr, "tessera server: a cluster-admin token was written to %s (readable by this user only)\n", path.c_str());
+  return Status::Ok();
+}
+
+std::optional<net::HttpResponse> Server::Gate(net::HttpRequest& request) const {
   if (!published_) return Unavailable("this replica is starting; try again in a moment");
   if (request.path == "/v1/leader" || request.path == "/v1/healthz") return std::nullopt;
-  if (serving_ && (!election_ || election_->Leading())) return std::nullopt;
+  if (serving_ && (!election_ || election_->Leading())) {
+    std::optional<net::HttpResponse> refused = plane_->Authenticate(request);
+    if (refused && request.method != "GET") plane_->Audit(request, refused->status);
+    return refused;
+  }
   const std::string leader = election_ ? election_->Leader() : std::string();
   if (!leader.empty() && leader != advertise_) {
     net::HttpResponse redirect = net::ErrorResponse(307, "this replica is a follower; the leader is " + leader);

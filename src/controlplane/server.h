@@ -36,6 +36,10 @@ struct ServerOptions {
   // follower redirects to); default http://ADDRESS:PORT.
   std::string advertise;
   std::chrono::seconds lease_ttl{2};  // the leader's etcd lease
+  // With access control: a file for the first cluster-admin token. When it
+  // holds no token the server accepts, a new one is made and written there,
+  // readable by this user only.
+  std::string admin_token_file;
   std::string address = "127.0.0.1";
   std::uint16_t port = 7070;
   int threads = 2;
@@ -56,10 +60,11 @@ class Server {
   Server() = default;
   // What the router asks first: nothing while this replica serves; a
   // redirect or a 503 while it does not lead.
-  std::optional<net::HttpResponse> Gate(const net::HttpRequest& request) const;
+  std::optional<net::HttpResponse> Gate(net::HttpRequest& request) const;
   net::HttpResponse LeaderInfo() const;  // GET /v1/leader
   // Elected: recover from the store, fenced by the epoch, then serve.
   void Promote(std::int64_t epoch);
+  Status KeepAdminToken(const std::string& path);
 
   std::unique_ptr<store::StateStore> store_;
   std::unique_ptr<ControlPlane> plane_;

@@ -107,7 +107,15 @@ void HttpClient::MoveTo(std::size_t index) {
   impl_->buffer.clear();
 }
 
-void HttpClient::SetHeader(std::string name, std::string value) { impl_->headers.emplace_back(std::move(name), std::move(value)); }
+void HttpClient::SetHeader(std::string name, std::string value) {
+  for (auto& [n, v] : impl_->headers) {
+    if (n == name) {
+      v = std::move(value);
+      return;
+    }
+  }
+  impl_->headers.emplace_back(std::move(name), std::move(value));
+}
 void HttpClient::SetPeer(std::string name, std::uint64_t response_limit) {
   impl_->peer = std::move(name);
   impl_->response_limit = response_limit;

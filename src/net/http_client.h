@@ -54,7 +54,7 @@ class HttpClient {
   Status Stream(std::string_view method, std::string_view target, std::string_view body,
                 const std::function<bool(std::string_view)>& on_data, std::chrono::milliseconds idle);
   const Endpoint& endpoint() const { return endpoints_[current_]; }  // the one in use
-  // Sent with every request (the caller's identity until tokens exist).
+  // Sent with every request from now on; replaces a header of that name.
   void SetHeader(std::string name, std::string value);
   // Who answers, for messages ("cannot reach etcd at ..."; default "the
   // Tessera server"), and the largest response body accepted (default 8 MiB).

@@ -11,6 +11,15 @@
 
 namespace tessera::net {
 
+// Who sent a request, as the server's authentication found it (empty when
+// no token was presented). The role is auth::Role's name.
+struct Caller {
+  std::string user;
+  std::string role;
+  std::string token_id;
+  bool authenticated = false;
+};
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // decoded path, no query string
@@ -20,6 +29,7 @@ struct HttpRequest {
   std::map<std::string, std::string> headers; // lower-case names
   std::string body;
   std::string remote_address;
+  Caller caller;
 
   std::string Header(std::string_view name) const {
     auto it = headers.find(std::string(name));

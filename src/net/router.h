@@ -31,7 +31,7 @@ class Router {
   void Add(std::string method, std::string pattern, Handler handler);
   // Asked before any route: an answer it gives is the reply, and no route
   // runs (a follower replica redirects to its leader this way).
-  using Gate = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
+  using Gate = std::function<std::optional<HttpResponse>(HttpRequest&)>;
   void SetGate(Gate gate) { gate_ = std::move(gate); }
   // Finds the handler and fills request.params; answers 404/405 itself when none.
   void Dispatch(const ExchangePtr& exchange) const;

@@ -1,6 +1,8 @@
 #include "node/agent.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,6 +90,7 @@ class Agent::Impl {
     if (!journal.ok()) return journal.status();
     journal_ = std::move(*journal);
     KillLeftovers();
+    if (std::ifstream in(CredentialPath()); in) std::getline(in, credential_);
     return ServeMetrics();
   }
 
@@ -265,8 +268,30 @@ class Agent::Impl {
     if (!leftovers_.empty()) findings_.push_back(std::to_string(leftovers_.size()) + " tasks of a previous agent were stopped and will be reported lost");
   }
 
+  // The node's credential once it has one, else the join token (or nothing,
+  // for a server without access control).
+  void Authorize(net::HttpClient& client) {
+    std::lock_guard lock(credential_mu_);
+    const std::string& token = !credential_.empty() ? credential_ : options_.join_token;
+    if (!token.empty()) client.SetHeader("Authorization", "Bearer " + token);
+  }
+  std::string CredentialPath() const { return (fs::path(options_.data_dir) / "credential").string(); }
+
   bool Register(net::HttpClient& client) {
+    Authorize(client);
     Result<net::HttpResponse> r = client.Send("POST", "/v1/nodes/" + options_.name + "/register", api::ToJson(inventory_).dump());
+    if (r.ok() && r->status == 401) {
+      std::lock_guard lock(credential_mu_);
+      if (!credential_.empty()) {  // revoked, or from another cluster: join again
+        Log(options_.name, "the server refused this node's credential; joining again with the join token");
+        credential_.clear();
+        fs::remove(CredentialPath());
+      }
+    }
+    if (r.ok() && r->status == 200) {
+      const json answer = json::parse(r->body, nullptr, false);
+      if (answer.is_object() && answer.contains("credential")) SaveCredential(answer["credential"].get<std::string>());
+    }
     if (!r.ok() || r->status != 200) {
       const std::string why = !r.ok() ? r.status().message() : r->body;
       if (why != last_error_) Log(options_.name, "cannot register: " + why + " (retrying)");
@@ -278,6 +303,20 @@ class Agent::Impl {
     registered_ = true;
     Log(options_.name, "registered with " + client.endpoint().ToString() + ": " + std::to_string(inventory_.gpus.size()) + " GPUs");
     return true;
+  }
+
+  // Kept beside the journal, readable by the agent's user only.
+  void SaveCredential(const std::string& credential) {
+    const std::string path = CredentialPath();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) {
+      const std::string line = credential + "\n";
+      const bool written = ::fchmod(fd, 0600) == 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+      ::close(fd);
+      if (!written) Log(options_.name, "cannot write the node credential to " + path + "; it lasts until the agent stops");
+    }
+    std::lock_guard lock(credential_mu_);
+    credential_ = credential;
   }
 
   void PollAssignments(const std::atomic<bool>& stop) {
@@ -292,9 +331,10 @@ class Agent::Impl {
       }
       const std::string target = "/v1/nodes/" + options_.name + "/assignments?after=" + std::to_string(revision) +
                                  "&wait=" + std::to_string(kAssignmentWaitSeconds);
+      Authorize(client);
       Result<net::HttpResponse> r = client.Send("GET", target, {}, "application/json", std::chrono::seconds(kAssignmentWaitSeconds + 10));
       if (!r.ok() || r->status != 200) {
-        if (r.ok() && r->status == 404) registered_ = false;
+        if (r.ok() && (r->status == 404 || r->status == 401)) registered_ = false;
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
         continue;
       }
@@ -507,9 +547,10 @@ class Agent::Impl {
     }
     for (const auto& [index, outage] : health_.outages()) report.unhealthy_gpus.push_back({index, outage.reason});
     report.faults = unsent_faults_;
+    Authorize(client);
     Result<net::HttpResponse> r = client.Send("POST", "/v1/nodes/" + options_.name + "/status", api::ToJson(report).dump());
     if (!r.ok()) return false;
-    if (r->status == 404) registered_ = false;  // the server forgot us or marked us lost
+    if (r->status == 404 || r->status == 401) registered_ = false;  // the server forgot us, marked us lost, or refused the credential
     if (r->status != 200) return false;
     unsent_faults_.erase(unsent_faults_.begin(), unsent_faults_.begin() + static_cast<std::ptrdiff_t>(report.faults.size()));
     return true;
@@ -535,6 +576,7 @@ class Agent::Impl {
         const std::string target = "/v1/nodes/" + options_.name + "/logs?job=" + std::to_string(key.job) +
                                    "&attempt=" + std::to_string(key.attempt) + "&task=" + std::to_string(key.task) +
                                    "&stream=" + streams[s] + "&offset=" + std::to_string(t.shipped[s]);
+        Authorize(client);
         Result<net::HttpResponse> r = client.Send("POST", target, chunk, "application/octet-stream");
         if (r.ok() && r->status == 200) t.shipped[s] += static_cast<std::int64_t>(chunk.size());
         if (r.ok() && r->status == 409) {  // the server has less than we sent it: send again from there
@@ -571,6 +613,8 @@ class Agent::Impl {
 
   AgentOptions options_;
   std::vector<net::Endpoint> servers_;  // every replica of the server
+  std::mutex credential_mu_;            // the main loop and the poller both send it
+  std::string credential_;              // this node's own token, from its registration
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<Cgroups> cgroups_;
   std::unique_ptr<SharedGpus> sharing_;

@@ -36,6 +36,9 @@ namespace tessera::node {
 
 struct AgentOptions {
   std::string server = "http://127.0.0.1:7070";  // or every replica, comma-separated
+  // A node-join token (docs/security.md): the first registration trades it
+  // for this node's own credential, kept in <data_dir>/credential.
+  std::string join_token;
   std::string name;        // default: the host name
   std::string address;     // advertised to peers for MASTER_ADDR; empty: as the server sees us
   std::string leaf = "leaf-0";

@@ -35,6 +35,8 @@ std::string_view ToString(Collection collection) {
     case Collection::kQueues: return "queues";
     case Collection::kEvents: return "events";
     case Collection::kMeta: return "meta";
+    case Collection::kTokens: return "tokens";
+    case Collection::kAudit: return "audit";
   }
   return "?";
 }

@@ -17,7 +17,7 @@
 
 namespace tessera::store {
 
-enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta };
+enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta, kTokens, kAudit };
 std::string_view ToString(Collection collection);
 
 struct Mutation {

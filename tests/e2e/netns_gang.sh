@@ -16,7 +16,7 @@ ip addr add "10.$tag.0.1/24" dev "$bridge"
 ip link set "$bridge" up
 
 SERVER_PORT=0
-"$TESSERA" server --listen "10.$tag.0.1:0" --data-dir "$WORK/server" >>"$WORK/server.log" 2>&1 &
+"$TESSERA" server --listen "10.$tag.0.1:0" --no-auth --data-dir "$WORK/server" >>"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 PIDS+=("$SERVER_PID")
 disown "$SERVER_PID"

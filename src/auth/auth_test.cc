@@ -1,0 +1,73 @@
+#include <gtest/gtest.h>
+
+#include "auth/rate_limiter.h"
+#include "auth/roles.h"
+#include "auth/token.h"
+
+namespace tessera::auth {
+namespace {
+
+TEST(Tokens, OnlyTheSecretMatchesAndTheRecordKeepsNoSecret) {
+  NewToken t = GenerateToken("alice", Role::kUser);
+  auto parsed = ParseToken(t.text);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->id, t.record.id);
+  EXPECT_TRUE(SecretMatches(t.record, parsed->secret));
+  std::string wrong = parsed->secret;
+  wrong[0] = wrong[0] == 'a' ? 'b' : 'a';
+  EXPECT_FALSE(SecretMatches(t.record, wrong));
+  const std::string stored = ToJson(t.record, true).dump();
+  EXPECT_EQ(stored.find(parsed->secret), std::string::npos) << "the secret is never stored";
+  auto back = TokenFromJson(ToJson(t.record, true));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(SecretMatches(*back, parsed->secret));
+  EXPECT_NE(GenerateToken("alice", Role::kUser).text, t.text) << "random";
+}
+
+TEST(Tokens, MalformedTextsAreNotTokens) {
+  for (const char* text : {"", "tsr_", "tsr_abc_def", "Bearer x", "tsr_0123456789abcdef_short",
+                           "tsr_0123456789ABCDEF_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}) {
+    EXPECT_FALSE(ParseToken(text).has_value()) << text;
+  }
+}
+
+TEST(Tokens, RevokedAndExpiredAreUnusable) {
+  TokenRecord r = GenerateToken("bob", Role::kViewer).record;
+  EXPECT_EQ(Unusable(r, 1000), "");
+  r.expires_ms = 1000;
+  EXPECT_NE(Unusable(r, 1000).find("expired"), std::string::npos);
+  r.expires_ms = 0;
+  r.revoked_ms = 5;
+  EXPECT_NE(Unusable(r, 1000).find("revoked"), std::string::npos);
+}
+
+TEST(Roles, AccessLevels) {
+  EXPECT_TRUE(Allows(Role::kViewer, Access::kRead));
+  EXPECT_FALSE(Allows(Role::kViewer, Access::kWrite));
+  EXPECT_TRUE(Allows(Role::kUser, Access::kWrite));
+  EXPECT_FALSE(Allows(Role::kUser, Access::kAdmin));
+  EXPECT_FALSE(Allows(Role::kNode, Access::kRead)) << "an agent's credential reads nothing of people's";
+  EXPECT_TRUE(Allows(Role::kNodeJoin, Access::kJoin));
+  EXPECT_FALSE(Allows(Role::kNodeJoin, Access::kNode));
+  for (Role r : {Role::kClusterAdmin, Role::kUser, Role::kViewer, Role::kNodeJoin, Role::kNode}) {
+    EXPECT_EQ(RoleFromString(ToString(r)), r);
+  }
+  EXPECT_FALSE(RoleFromString("root").has_value());
+}
+
+TEST(RateLimiter, BurstThenRate) {
+  RateLimiter limiter(10, 3);
+  const auto t0 = std::chrono::steady_clock::time_point() + std::chrono::hours(1);
+  std::int64_t retry = 0;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(limiter.Admit("a", t0, &retry));
+  EXPECT_FALSE(limiter.Admit("a", t0, &retry));
+  EXPECT_EQ(retry, 1);
+  EXPECT_TRUE(limiter.Admit("b", t0, &retry)) << "buckets are per key";
+  EXPECT_TRUE(limiter.Admit("a", t0 + std::chrono::milliseconds(100), &retry)) << "one request per 100 ms";
+  EXPECT_FALSE(limiter.Admit("a", t0 + std::chrono::milliseconds(150), &retry));
+  RateLimiter off(0, 0);
+  EXPECT_TRUE(off.Admit("a", t0, &retry));
+}
+
+}  // namespace
+}  // namespace tessera::auth
