@@ -41,6 +41,13 @@ std::string ReadToken(const ClientOptions& options) {
   return token;
 }
 
+int ExitCodeOf(int http_status) {
+  if (http_status == 404) return kExitNotFound;
+  if (http_status == 401 || http_status == 403 || http_status == 429) return kExitDenied;
+  if (http_status >= 400 && http_status < 500) return kExitBadInput;
+  return kExitFailure;
+}
+
 void Fail(int exit_code, const std::string& message) {
   std::fprintf(stderr, "tessera: %s\n", message.c_str());
   throw CLI::RuntimeError(exit_code);
@@ -78,12 +85,7 @@ nlohmann::json ApiClient::Call(const std::string& method, const std::string& tar
     message = source.empty() || reason == std::string::npos ? message.substr(reason == std::string::npos ? 0 : reason + 2)
                                                             : source + message.substr(4);
   }
-  const int code = r->status == 404                                             ? kExitNotFound
-                   : r->status == 401 || r->status == 403 || r->status == 429 ? kExitDenied
-                   : r->status >= 500                                         ? kExitFailure
-                   : r->status >= 400                                         ? kExitBadInput
-                                                                              : kExitFailure;
-  Fail(code, message);
+  Fail(ExitCodeOf(r->status), message);
 }
 
 std::string FormatAge(std::int64_t ms) {

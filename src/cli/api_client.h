@@ -42,6 +42,8 @@ class ApiClient {
 };
 
 [[noreturn]] void Fail(int exit_code, const std::string& message);
+// The documented exit code for an error answer's HTTP status.
+int ExitCodeOf(int http_status);
 // The API token: $TESSERA_TOKEN, else the first line of --token-file
 // ($TESSERA_TOKEN_FILE, default ~/.config/tessera/token when it exists); "" for none.
 std::string ReadToken(const ClientOptions& options);

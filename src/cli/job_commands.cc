@@ -234,7 +234,7 @@ void Logs(const LogArgs& a) {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
         continue;
       }
-      Fail(r.status == 404 ? kExitNotFound : kExitBadInput, message);
+      Fail(ExitCodeOf(r.status), message);
     }
     std::cout << r.body << std::flush;
     offset += static_cast<std::int64_t>(r.body.size());
