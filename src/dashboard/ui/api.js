@@ -1,5 +1,6 @@
 // The /v1 API as the dashboard uses it: JSON reads with the server's error
-// messages, and the event stream that drives live updates.
+// messages, the event stream that drives live updates, and the API token of
+// a server with access control (kept for this browser tab only).
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -8,9 +9,26 @@ export class ApiError extends Error {
   }
 }
 
+const TOKEN_KEY = "tessera-token";
+
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+// A new token (or null to sign out): every view reloads with it.
+export function setToken(value) {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+  window.dispatchEvent(new Event("tessera-token"));
+}
+
 async function request(method, path) {
-  const response = await fetch(path, { method, headers: { Accept: "application/json" } });
+  const headers = { Accept: "application/json" };
+  if (token()) headers.Authorization = `Bearer ${token()}`;
+  const response = await fetch(path, { method, headers });
   const text = await response.text();
+  // The server wants a token, or refused this one: the shell asks for one.
+  if (response.status === 401) window.dispatchEvent(new CustomEvent("tessera-unauthorized", { detail: text }));
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
     try {
@@ -47,9 +65,13 @@ export async function watchEvents(onEvents, onStatus) {
       revision = batch.revision;
       if (batch.events.length > 0) onEvents(batch.events);
     } catch (error) {
-      onStatus("reconnecting");
+      onStatus(error instanceof ApiError && error.status === 401 ? "signed out" : "reconnecting");
       if (error instanceof ApiError && error.status === 410) revision = null;  // fell out of the window: start over
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      // Again in 2 s, or as soon as a token is given.
+      await new Promise((resolve) => {
+        setTimeout(resolve, 2000);
+        window.addEventListener("tessera-token", resolve, { once: true });
+      });
     }
   }
 }

@@ -80,11 +80,53 @@ function refresh() {
   }, wait);
 }
 
+// A server with access control answers 401 without a valid token: ask for
+// one in place of the view, and show the current view again once given.
+function signIn(message) {
+  const view = document.getElementById("view");
+  if (view.querySelector("#signin")) return;
+  current?.view.destroy?.();
+  current = null;
+  const input = h("input", { type: "password", id: "token", autocomplete: "off", placeholder: "tsr_…", "aria-label": "API token" });
+  const form = h("form", { id: "signin", class: "signin" },
+    h("h1", {}, "Sign in"),
+    h("p", {}, "This cluster needs an API token (", h("code", {}, "tessera tokens create"), ", or the file ", h("code", {}, "tessera up"),
+      " wrote). It is kept in this tab only."),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    input,
+    h("button", { type: "submit" }, "Sign in"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    api.setToken(input.value.trim());
+  });
+  fill(view, form);
+  input.focus();
+}
+
+function errorOf(body) {
+  try {
+    return JSON.parse(body).error;
+  } catch {
+    return null;
+  }
+}
+
+const signOut = document.getElementById("signout");
+function showSignOut() {
+  signOut.hidden = !api.token();
+}
+signOut.addEventListener("click", () => api.setToken(null));
+window.addEventListener("tessera-unauthorized", (event) => signIn(api.token() ? errorOf(event.detail) : null));
+window.addEventListener("tessera-token", () => {
+  showSignOut();
+  show();
+});
 window.addEventListener("hashchange", show);
+showSignOut();
 show();
 setInterval(refresh, PERIODIC_REFRESH_MS);
 const live = document.getElementById("live");
 api.watchEvents(refresh, (state) => {
   live.textContent = state;
-  live.className = `live ${state}`;
+  live.className = `live ${state.replace(" ", "-")}`;
 });
