@@ -79,5 +79,18 @@ TEST(JsonReaderTest, MalformedJsonSaysWhere) {
   EXPECT_THAT(bad.status().message(), HasSubstr("malformed JSON: parse error at line 1, column 7"));
 }
 
+// Found by tests/fuzz: a number too large for a double threw out_of_range,
+// which nothing caught, and a single request stopped the server.
+TEST(JsonReaderTest, ANumberTooLargeIsMalformedNotACrash) {
+  auto huge = ParseJsonBody("6e3333332");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_THAT(huge.status().message(), HasSubstr("number overflow"));
+}
+
+TEST(JsonReaderTest, DumpReplacesBytesThatAreNotUtf8) {
+  const std::string text = Dump(nlohmann::json{{"user", std::string("a\xff\x84" "b")}});
+  EXPECT_EQ(text, "{\"user\":\"a\xef\xbf\xbd\xef\xbf\xbd" "b\"}");
+}
+
 }  // namespace
 }  // namespace tessera::api

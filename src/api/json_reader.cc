@@ -11,11 +11,15 @@ std::string Show(const nlohmann::json& value) {
 
 }  // namespace
 
+std::string Dump(const nlohmann::json& value) { return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
 Result<nlohmann::json> ParseJsonBody(std::string_view text) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // what() reads "[json.exception.parse_error.101] parse error at line 1, column 5: ...".
+  } catch (const nlohmann::json::exception& e) {
+    // A syntax error, or a number too large for a double (out_of_range.406,
+    // which the fuzzer found crashing the server); what() reads
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: ...".
     const std::string what = e.what();
     const std::size_t start = what.find("] ");
     return InvalidArgument("malformed JSON: " + (start == std::string::npos ? what : what.substr(start + 2)));

@@ -18,6 +18,9 @@ namespace tessera::api {
 
 // Parses a body; a syntax error says where (byte offset) and why.
 Result<nlohmann::json> ParseJsonBody(std::string_view text);
+// Compact JSON text. Strings from users (names, headers, paths) may hold
+// bytes that are not UTF-8: they are replaced (U+FFFD), never thrown.
+std::string Dump(const nlohmann::json& value);
 
 class JsonObject {
  public:

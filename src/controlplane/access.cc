@@ -106,7 +106,7 @@ bool ControlPlane::SeesJob(const net::Caller& caller, std::size_t job) const {
 // --- tokens ------------------------------------------------------------------------
 
 void ControlPlane::PersistToken(const auth::TokenRecord& record) {
-  writes_.push_back(store::Mutation::Put(store::Collection::kTokens, record.id, auth::ToJson(record, true).dump()));
+  writes_.push_back(store::Mutation::Put(store::Collection::kTokens, record.id, api::Dump(auth::ToJson(record, true))));
   std::unique_lock lock(tokens_mu_);
   tokens_[record.id] = record;
 }
@@ -240,7 +240,7 @@ void ControlPlane::Audit(const net::HttpRequest& request, int status) {
                   {"target", request.target},
                   {"status", status},
                   {"remote", request.remote_address}};
-    writes.push_back(store::Mutation::Put(store::Collection::kAudit, store::NumericKey(audit_revision_), entry.dump()));
+    writes.push_back(store::Mutation::Put(store::Collection::kAudit, store::NumericKey(audit_revision_), api::Dump(entry)));
     audit_.push_back(std::move(entry));
     while (audit_.size() > options_.access.audit_window) {
       writes.push_back(store::Mutation::Delete(store::Collection::kAudit, store::NumericKey(audit_.front()["revision"].get<std::int64_t>())));

@@ -129,14 +129,14 @@ std::string ControlPlane::QueuePath(model::QueueId id) const { return state_->qu
 
 void ControlPlane::Emit(std::string type, std::int64_t job, std::string node, std::string message) {
   const Event& event = events_.Append({0, NowMs(), std::move(type), job, std::move(node), std::move(message)});
-  writes_.push_back(store::Mutation::Put(store::Collection::kEvents, store::NumericKey(event.revision), ToJson(event).dump()));
+  writes_.push_back(store::Mutation::Put(store::Collection::kEvents, store::NumericKey(event.revision), api::Dump(ToJson(event))));
   const std::int64_t expired = event.revision - static_cast<std::int64_t>(options_.event_window);
   if (expired > 0) writes_.push_back(store::Mutation::Delete(store::Collection::kEvents, store::NumericKey(expired)));
   AnswerEventWaiters();
 }
 
 void ControlPlane::PersistJob(model::JobId id) {
-  writes_.push_back(store::Mutation::Put(store::Collection::kJobs, store::NumericKey(id.value()), JobJson(id, false).dump()));
+  writes_.push_back(store::Mutation::Put(store::Collection::kJobs, store::NumericKey(id.value()), api::Dump(JobJson(id, false))));
 }
 
 void ControlPlane::PersistNode(const NodeRecord& node) {
@@ -144,7 +144,7 @@ void ControlPlane::PersistNode(const NodeRecord& node) {
   for (const auto& [index, reason] : node.unhealthy_gpus) unhealthy[std::to_string(index)] = reason;
   json j = {{"inventory", api::ToJson(node.inventory)}, {"cordoned", node.cordoned},
             {"state", ToString(node.state)}, {"registered", node.registered_ms}, {"unhealthyGpus", unhealthy}};
-  writes_.push_back(store::Mutation::Put(store::Collection::kNodes, node.inventory.name, j.dump()));
+  writes_.push_back(store::Mutation::Put(store::Collection::kNodes, node.inventory.name, api::Dump(j)));
 }
 
 void ControlPlane::PersistQueues() {
@@ -156,7 +156,7 @@ void ControlPlane::PersistQueues() {
       j["admins"] = access->second.admins;
       j["members"] = access->second.members;
     }
-    writes_.push_back(store::Mutation::Put(store::Collection::kQueues, q.path, j.dump()));
+    writes_.push_back(store::Mutation::Put(store::Collection::kQueues, q.path, api::Dump(j)));
   }
   if (state_) {
     for (const model::Queue& q : state_->queues().queues()) {

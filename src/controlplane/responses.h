@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/json_reader.h"
 #include "base/status.h"
 #include "net/http_types.h"
 #include "net/router.h"
@@ -15,7 +16,7 @@ namespace tessera::controlplane {
 inline net::HttpResponse JsonResponse(int status, const nlohmann::json& body) {
   net::HttpResponse response;
   response.status = status;
-  response.body = body.dump() + "\n";
+  response.body = api::Dump(body) + "\n";
   return response;
 }
 

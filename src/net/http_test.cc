@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <thread>
@@ -80,6 +81,12 @@ TEST_F(HttpTest, UnknownPathAndWrongMethod) {
   ASSERT_TRUE(wrong.ok());
   EXPECT_EQ(wrong->status, 405);
   EXPECT_NE(wrong->body.find("allowed: POST"), std::string::npos);
+  // Found by tests/fuzz: a path that is not UTF-8, quoted in the 404, threw
+  // while the answer was written, and the server stopped.
+  auto bytes = client.Send("GET", "/v1/%84%ff");
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  EXPECT_EQ(bytes->status, 404);
+  EXPECT_FALSE(nlohmann::json::parse(bytes->body, nullptr, false).is_discarded()) << bytes->body;
 }
 
 TEST_F(HttpTest, OversizedBodyIs413) {

@@ -77,7 +77,8 @@ void Router::Dispatch(const ExchangePtr& exchange) const {
 HttpResponse ErrorResponse(int status, std::string_view message) {
   HttpResponse response;
   response.status = status;
-  response.body = nlohmann::json{{"error", message}, {"code", status}}.dump() + "\n";
+  // A message may quote bytes from the request that are not UTF-8: replace them rather than throw.
+  response.body = nlohmann::json{{"error", message}, {"code", status}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   return response;
 }
 

@@ -230,7 +230,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, ClusterYamlErrorTest,
     ::testing::Values(
         BadCluster{"MalformedYaml", "apiVersion: tessera/v1\nkind: Cluster\nspec:\n  nodes: [{name: a\n",
-                   {"c.yaml:5:1: malformed YAML: end of map flow not found"}},
+                   {"c.yaml:5:1: malformed YAML: did not find expected ',' or '}' (while parsing a flow mapping)"}},
         BadCluster{"BadIndentation", "apiVersion: tessera/v1\nkind: Cluster\nspec:\n  nodes: []\n    x: 1\n",
                    {"c.yaml:5:", "malformed YAML"}},
         BadCluster{"UnknownTopField", "apiVersion: tessera/v1\nkind: Cluster\nspecs: {}\n",

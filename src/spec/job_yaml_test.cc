@@ -288,7 +288,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, JobYamlErrorTest,
     ::testing::Values(
         // Syntax.
-        BadJob{"MalformedYaml", kHead + "      resources: {gpus: 8\n", {"j.yaml:8:1: malformed YAML: end of map flow not found"}},
+        BadJob{"MalformedYaml", kHead + "      resources: {gpus: 8\n", {"j.yaml:8:1: malformed YAML: did not find expected ',' or '}' (while parsing a flow mapping)"}},
         BadJob{"DuplicateKey", kHead + "      replicas: 1\n      replicas: 2\n",
                {"j.yaml:8:7: spec.tasks[0].replicas: field 'replicas' is written twice (first at j.yaml:7:7)"}},
         // Unknown fields at every depth.
@@ -516,4 +516,17 @@ TEST(ExamplesTest, ExampleFilesParseAgainstEachOther) {
 }
 
 }  // namespace
+// Found by tests/fuzz: yaml-cpp 0.7 loops forever on a ',' in a document
+// whose top is not a mapping; libyaml refuses it first (spec/yaml_syntax.h).
+TEST_F(JobYamlTest, ACommaAfterATopLevelNodeIsMalformedNotAHang) {
+  for (const char* text : {",", "\"q\",", "[1],2", "{\"a\": 1},", "# a\n!p _\n! Ae a\n!p e_']\n,"}) {
+    const Result<std::vector<model::Job>> jobs = Parse(text);
+    ASSERT_FALSE(jobs.ok()) << text;
+    EXPECT_NE(jobs.status().message().find("j.yaml:"), std::string::npos) << jobs.status().message();
+  }
+  const Result<std::vector<model::Job>> scalar = Parse("just text");
+  ASSERT_FALSE(scalar.ok());
+  EXPECT_EQ(scalar.status().message(), "j.yaml:1:1: expected a mapping (apiVersion, kind, ...) at the top of the document, got a scalar");
+}
+
 }  // namespace tessera::spec

@@ -59,7 +59,7 @@ TEST_P(QueueYamlErrorTest, NamesLineFieldAndReason) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, QueueYamlErrorTest,
     ::testing::Values(
-        BadQueues{"Malformed", QUEUE_HEADER "    - {name: a, guaranteed: 1\n", {"q.yaml:6:1: malformed YAML: end of map flow not found"}},
+        BadQueues{"Malformed", QUEUE_HEADER "    - {name: a, guaranteed: 1\n", {"q.yaml:6:1: malformed YAML: did not find expected ',' or '}' (while parsing a flow mapping)"}},
         BadQueues{"UnknownField", QUEUE_HEADER "    - {name: a, guarantee: 1}\n",
                   {"q.yaml:5:17: spec.queues[0].guarantee: unknown field 'guarantee'; allowed: name, guaranteed, "
                    "limit, weight"}},

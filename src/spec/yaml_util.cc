@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "spec/yaml_syntax.h"
+
 #include "base/quantity.h"
 
 namespace tessera::spec {
@@ -328,6 +330,7 @@ Status YamlExceptionStatus(std::string_view source, const YAML::Exception& e) {
 }
 
 Result<std::vector<YamlValue>> LoadYamlDocuments(std::string_view text, std::string_view source) {
+  TESSERA_RETURN_IF_ERROR(CheckYamlSyntax(text, source));  // nothing malformed reaches yaml-cpp (yaml_syntax.h)
   std::vector<YAML::Node> nodes;
   try {
     nodes = YAML::LoadAll(std::string(text));

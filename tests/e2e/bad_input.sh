@@ -42,6 +42,15 @@ head -c 2000000 /dev/zero | tr '\0' 'x' >"$WORK/big"
 grep -q "gpus\[0\].colour: unknown field" "$WORK/body" || fail "inventory message: $(cat "$WORK/body")"
 [ "$(code "$SERVER_URL/v1/nope")" = 404 ] || fail "unknown path"
 [ "$(code -X PUT "$SERVER_URL/v1/jobs")" = 405 ] || fail "wrong method"
+# What the fuzzer found (tests/fuzz), each of which once stopped or hung the server.
+[ "$(code -X PUT --data '{"guaranteed": 1e999}' "$SERVER_URL/v1/queues/q")" = 400 ] || fail "a number too large for a double"
+grep -q "number overflow" "$WORK/body" || fail "number overflow message: $(cat "$WORK/body")"
+[ "$(code "$SERVER_URL/v1/%84%ff")" = 404 ] || fail "a path that is not UTF-8"
+jq -e .error "$WORK/body" >/dev/null || fail "the 404 for a path that is not UTF-8 is JSON: $(cat "$WORK/body")"
+for body in ',' '"q",' '[1],2'; do
+  [ "$(code -m 5 -X POST -H 'Content-Type: application/yaml' --data "$body" "$SERVER_URL/v1/jobs")" = 400 ] || fail "YAML '$body' is refused at once"
+  grep -Eq "malformed YAML|expected a mapping" "$WORK/body" || fail "YAML '$body': $(cat "$WORK/body")"
+done
 
 # Nothing was accepted, and the server still works.
 [ "$("$TESSERA" jobs -a -o json | jq '.jobs | length')" -eq 0 ] || fail "bad submissions left jobs behind"

@@ -1,0 +1,45 @@
+#include "spec/yaml_syntax.h"
+
+#include <yaml.h>
+
+#include <string>
+
+namespace tessera::spec {
+
+Status CheckYamlSyntax(std::string_view text, std::string_view source) {
+  yaml_parser_t parser;
+  if (yaml_parser_initialize(&parser) == 0) return Internal("libyaml: out of memory");
+  yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  Status status = Status::Ok();
+  bool at_document_start = false;
+  for (;;) {
+    yaml_event_t event;
+    if (yaml_parser_parse(&parser, &event) == 0) {
+      const std::string reason = parser.problem != nullptr ? parser.problem : "malformed";
+      const std::string context = parser.context != nullptr ? std::string(" (") + parser.context + ")" : std::string();
+      status = InvalidArgument(std::string(source) + ":" + std::to_string(parser.problem_mark.line + 1) + ":" +
+                               std::to_string(parser.problem_mark.column + 1) + ": malformed YAML: " + reason + context);
+      break;
+    }
+    // The node that opens a document must be a mapping (every Tessera
+    // document is), or nothing at all ("---" alone): yaml-cpp hangs on some
+    // documents whose top is a scalar.
+    if (at_document_start && event.type != YAML_MAPPING_START_EVENT &&
+        !(event.type == YAML_SCALAR_EVENT && event.data.scalar.length == 0)) {
+      const char* got = event.type == YAML_SEQUENCE_START_EVENT ? "a sequence" : event.type == YAML_SCALAR_EVENT ? "a scalar" : "an alias";
+      status = InvalidArgument(std::string(source) + ":" + std::to_string(event.start_mark.line + 1) + ":" +
+                               std::to_string(event.start_mark.column + 1) + ": expected a mapping (apiVersion, kind, ...) at the top of the document, got " +
+                               got);
+      yaml_event_delete(&event);
+      break;
+    }
+    at_document_start = event.type == YAML_DOCUMENT_START_EVENT;
+    const bool end = event.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&event);
+    if (end) break;
+  }
+  yaml_parser_delete(&parser);
+  return status;
+}
+
+}  // namespace tessera::spec
