@@ -6,12 +6,15 @@
 set(TESSERA_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
     -Wold-style-cast -Wcast-align -Wunused -Woverloaded-virtual
     -Wnull-dereference -Wformat=2
-    -Wimplicit-fallthrough
+    -Wimplicit-fallthrough)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  list(APPEND TESSERA_WARNINGS
     # g++ 12 at -O3 reports std::string concatenation as overlapping memcpy
     # (GCC bug 105329, a false positive in libstdc++); keep the rest of -Wall.
     -Wno-restrict
     # Likewise at -O3 for yaml-cpp 0.7's inline YAML::Node code (GCC bug 106393).
     -Wno-dangling-pointer)
+endif()
 
 function(tessera_apply_warnings target)
   target_compile_options(${target} PRIVATE ${TESSERA_WARNINGS})

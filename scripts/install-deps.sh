@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build ccache pkg-config
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libsqlite3-dev prometheus-cpp-dev libssl-dev
   # end-to-end tests: tasks written in Python, JSON checks, network namespaces
@@ -16,6 +16,8 @@ packages=(
   chromium chromium-driver python3-selenium
   # the etcd state store's tests: a real etcd
   etcd-server
+  # the fuzz targets (scripts/fuzz.sh): clang with libFuzzer
+  clang libclang-rt-14-dev
 )
 
 missing=()
