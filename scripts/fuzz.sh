@@ -14,10 +14,16 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 ctest --preset fuzz >"$log" 2>&1 || status=$?
-# libFuzzer's final stats: "stat::number_of_executed_units: N".
-awk '/Test command:/ { name = $0; sub(/.*\/fuzz_/, "", name); sub(/ .*/, "", name) }
-     /stat::number_of_executed_units:/ { runs[name] = $2; total += $2 }
-     /Test +#[0-9]+: fuzz_/ { result[$4] = $NF }
-     END { for (n in runs) printf "fuzz %-14s %12d executions\n", n, runs[n]; printf "fuzz %-14s %12d executions\n", "total", total }' "$log"
+# libFuzzer's final stats, "NN: stat::number_of_executed_units: N", under
+# each test's number ("Test #NN: fuzz_job_spec").
+/usr/bin/python3 - "$log" <<'PY'
+import re, sys
+text = open(sys.argv[1], errors="replace").read()
+names = dict(re.findall(r"Test +#(\d+): fuzz_(\w+)", text))
+runs = {names.get(n, n): int(v) for n, v in re.findall(r"^(\d+): stat::number_of_executed_units: (\d+)", text, re.M)}
+for name, count in sorted(runs.items()):
+    print(f"fuzz {name:<14} {count:>12,} executions")
+print(f"fuzz {'total':<14} {sum(runs.values()):>12,} executions")
+PY
 grep -E "tests passed|tests failed|Failed|SUMMARY|ERROR" "$log" || true
 exit "$status"

@@ -519,7 +519,7 @@ TEST(ExamplesTest, ExampleFilesParseAgainstEachOther) {
 // Found by tests/fuzz: yaml-cpp 0.7 loops forever on a ',' in a document
 // whose top is not a mapping; libyaml refuses it first (spec/yaml_syntax.h).
 TEST_F(JobYamlTest, ACommaAfterATopLevelNodeIsMalformedNotAHang) {
-  for (const char* text : {",", "\"q\",", "[1],2", "{\"a\": 1},", "# a\n!p _\n! Ae a\n!p e_']\n,"}) {
+  for (const char* text : {",", "\"q\",", "[1],2", "{\"a\": 1},", "# a\n!p _\n! Ae a\n!p e_']\n,", "#\rj: o\n ,", "#\xc2\x85j: o\n ,"}) {
     const Result<std::vector<model::Job>> jobs = Parse(text);
     ASSERT_FALSE(jobs.ok()) << text;
     EXPECT_NE(jobs.status().message().find("j.yaml:"), std::string::npos) << jobs.status().message();

@@ -42,4 +42,26 @@ Status CheckYamlSyntax(std::string_view text, std::string_view source) {
   return status;
 }
 
+Result<std::string> PrepareYaml(std::string_view text, std::string_view source) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\r') {
+      out += '\n';
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;  // CRLF
+    } else if (c == '\xc2' && i + 1 < text.size() && text[i + 1] == '\x85') {  // NEL
+      out += '\n';
+      ++i;
+    } else if (c == '\xe2' && i + 2 < text.size() && text[i + 1] == '\x80' && (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {  // LS, PS
+      out += '\n';
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(CheckYamlSyntax(out, source));
+  return out;
+}
+
 }  // namespace tessera::spec

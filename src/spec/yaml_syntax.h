@@ -6,8 +6,14 @@
 // column, and every Tessera document is a mapping, so a document whose top
 // is anything else is refused here; yaml-cpp then only sees text on which
 // it answers (within a mapping it reports the ',' as an error).
+//
+// The two libraries must also see the same lines: yaml-cpp takes a lone CR
+// (and NEL, U+2028, U+2029) for part of a line where libyaml breaks it, so
+// `#\rj: o\n ,` is a mapping to libyaml and, to yaml-cpp, a comment and then
+// a ',' at the top. Line breaks are made LF first.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -18,5 +24,8 @@ namespace tessera::spec {
 // not well-formed YAML; "source:line:col: expected a mapping ..." when a
 // document's top node is not a mapping (an empty document is allowed).
 Status CheckYamlSyntax(std::string_view text, std::string_view source);
+
+// The text with every line break made LF, checked as above: what yaml-cpp may parse.
+Result<std::string> PrepareYaml(std::string_view text, std::string_view source);
 
 }  // namespace tessera::spec

@@ -330,10 +330,11 @@ Status YamlExceptionStatus(std::string_view source, const YAML::Exception& e) {
 }
 
 Result<std::vector<YamlValue>> LoadYamlDocuments(std::string_view text, std::string_view source) {
-  TESSERA_RETURN_IF_ERROR(CheckYamlSyntax(text, source));  // nothing malformed reaches yaml-cpp (yaml_syntax.h)
+  Result<std::string> checked = PrepareYaml(text, source);  // nothing malformed reaches yaml-cpp (yaml_syntax.h)
+  if (!checked.ok()) return checked.status();
   std::vector<YAML::Node> nodes;
   try {
-    nodes = YAML::LoadAll(std::string(text));
+    nodes = YAML::LoadAll(*checked);
   } catch (const YAML::Exception& e) {
     return YamlExceptionStatus(source, e);
   }
