@@ -24,8 +24,9 @@ std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, std::function<net::HttpResp
 
 // Adds every route, guarded: with access control on, a route that needs a
 // token answers 401 without one and 403 when the caller's role falls short
-// (or a node credential names another node); every mutating call but an
-// agent's heartbeats and log chunks is audited once answered.
+// (or a node credential names another node); with access control on, every
+// mutating call but an agent's heartbeats and log chunks is audited once
+// answered.
 void AddApiRoutes(net::Router& router, ControlPlane& plane, std::function<net::HttpResponse()> leader);
 
 }  // namespace tessera::controlplane
