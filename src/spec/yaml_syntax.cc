@@ -21,15 +21,15 @@ Status CheckYamlSyntax(std::string_view text, std::string_view source) {
                                std::to_string(parser.problem_mark.column + 1) + ": malformed YAML: " + reason + context);
       break;
     }
-    // The node that opens a document must be a mapping (every Tessera
-    // document is), or nothing at all ("---" alone): yaml-cpp hangs on some
-    // documents whose top is a scalar.
-    if (at_document_start && event.type != YAML_MAPPING_START_EVENT &&
+    // The node that opens a document must be a collection (every Tessera
+    // document is a mapping; a fault file holds lists), or nothing at all
+    // ("---" alone): yaml-cpp hangs on some documents whose top is a scalar.
+    if (at_document_start && event.type != YAML_MAPPING_START_EVENT && event.type != YAML_SEQUENCE_START_EVENT &&
         !(event.type == YAML_SCALAR_EVENT && event.data.scalar.length == 0)) {
-      const char* got = event.type == YAML_SEQUENCE_START_EVENT ? "a sequence" : event.type == YAML_SCALAR_EVENT ? "a scalar" : "an alias";
       status = InvalidArgument(std::string(source) + ":" + std::to_string(event.start_mark.line + 1) + ":" +
-                               std::to_string(event.start_mark.column + 1) + ": expected a mapping (apiVersion, kind, ...) at the top of the document, got " +
-                               got);
+                               std::to_string(event.start_mark.column + 1) +
+                               ": expected a mapping (apiVersion, kind, ...) at the top of the document, got " +
+                               (event.type == YAML_SCALAR_EVENT ? "a scalar" : "an alias"));
       yaml_event_delete(&event);
       break;
     }

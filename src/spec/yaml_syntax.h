@@ -1,11 +1,11 @@
 // A strict syntax check of YAML text with libyaml, before yaml-cpp builds
 // the nodes. yaml-cpp 0.7 (Debian 12's) loops forever, taking memory, on a
-// ',' in a document whose top is not a mapping: `,`, `"q",`, `[1],2`, or a
-// tagged multi-line scalar with a line that starts with ','. The fuzzer
-// found them (tests/fuzz). libyaml refuses malformed text with a line and
-// column, and every Tessera document is a mapping, so a document whose top
-// is anything else is refused here; yaml-cpp then only sees text on which
-// it answers (within a mapping it reports the ',' as an error).
+// ',' in a document whose top is not a block collection: `,`, `"q",`,
+// `[1],2`, or a tagged multi-line scalar with a line that starts with ','.
+// The fuzzer found them (tests/fuzz). libyaml refuses the malformed ones
+// with a line and column, and a document whose top is a scalar is refused
+// here (every Tessera document is a mapping; a fault file holds lists), so
+// yaml-cpp only sees text on which it answers.
 //
 // The two libraries must also see the same lines: yaml-cpp takes a lone CR
 // (and NEL, U+2028, U+2029) for part of a line where libyaml breaks it, so
@@ -22,7 +22,7 @@ namespace tessera::spec {
 
 // "source:line:col: malformed YAML: <libyaml's reason>" when the text is
 // not well-formed YAML; "source:line:col: expected a mapping ..." when a
-// document's top node is not a mapping (an empty document is allowed).
+// document's top node is a scalar (an empty document is allowed).
 Status CheckYamlSyntax(std::string_view text, std::string_view source);
 
 // The text with every line break made LF, checked as above: what yaml-cpp may parse.
