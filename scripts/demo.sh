@@ -14,8 +14,9 @@ tessera=build/release/tessera
 
 data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-demo.XXXXXX")
 port=$((20000 + RANDOM % 20000))
-export TESSERA_SERVER=http://127.0.0.1:$port
+export TESSERA_SERVER=https://127.0.0.1:$port
 export TESSERA_TOKEN_FILE=$data/admin.token  # tessera up writes a cluster-admin token there
+export TESSERA_CA_FILE=$data/tls/ca.crt      # and the CA of its TLS certificate
 "$tessera" up --nodes 3 --gpus-per-node 8 --data-dir "$data" --listen "127.0.0.1:$port" 2>"$data/up.log" &
 up=$!
 trap 'kill -INT $up 2>/dev/null; wait $up 2>/dev/null; rm -rf "$data"' EXIT

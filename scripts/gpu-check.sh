@@ -39,7 +39,8 @@ port=$((20000 + RANDOM % 20000))
 $BIN/tessera up --listen 127.0.0.1:$port --data-dir "$WORK/up" >"$WORK/up.log" 2>&1 &
 UP=$!
 export TESSERA_TOKEN_FILE=$WORK/up/admin.token  # tessera up's cluster-admin token
-for _ in $(seq 50); do $BIN/tessera nodes --server http://127.0.0.1:$port -o json >"$WORK/nodes.json" 2>/dev/null && \
+export TESSERA_CA_FILE=$WORK/up/tls/ca.crt        # and the CA it made for its TLS
+for _ in $(seq 50); do $BIN/tessera nodes --server https://127.0.0.1:$port -o json >"$WORK/nodes.json" 2>/dev/null && \
   [ "$(jq '.nodes | length' "$WORK/nodes.json")" -ge 1 ] && break; sleep 0.2; done
 jq -c '.nodes[0] | {provider, gpuSharing, gpus: [.gpus[] | {index, model, memory, uuid}]}' "$WORK/nodes.json"
 check "the agent found every GPU through NVML" \

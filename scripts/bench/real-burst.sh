@@ -10,7 +10,7 @@ N=${N:-500}
 D=$(mktemp -d)
 $T up --nodes ${NODES:-16} --gpus-per-node ${GPN:-8} --data-dir $D --listen 127.0.0.1:7272 > $D/up.log 2>&1 &
 UP=$!
-export TESSERA_SERVER=http://127.0.0.1:7272
+export TESSERA_SERVER=https://127.0.0.1:7272 TESSERA_CA_FILE=$D/tls/ca.crt TESSERA_TOKEN_FILE=$D/admin.token
 until [ "$($T nodes -o json 2>/dev/null | jq '.nodes | length' 2>/dev/null || echo 0)" -eq ${NODES:-16} ]; do sleep 0.2; done
 for n in $($T nodes -o json | jq -r '.nodes[].name'); do $T nodes cordon $n >/dev/null; done
 for i in $(seq $N); do printf 'apiVersion: tessera/v1\nkind: Job\nmetadata: {name: b%s}\nspec: {tasks: [{name: t, command: [sleep, "1"], resources: {gpus: 1}}]}\n---\n' $i; done > $D/jobs.yaml

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/certificates.h"
 #include "bench/virtual_agents.h"
 #include "net/http_client.h"
 
@@ -39,12 +40,21 @@ Result<ServerProcess> StartServer(const ControlPlaneBenchOptions& options, const
   const std::string binary = options.tessera.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : options.tessera;
   const std::string threads = std::to_string(options.server_threads);
   const std::string data = dir + "/data";
+  std::vector<std::string> args = {binary, "server", "--listen", "127.0.0.1:0", "--data-dir", data, "--threads", threads, "--heartbeat-timeout", "120"};
+  if (options.tls) {
+    const std::string pki = dir + "/pki";
+    args.insert(args.end(), {"--tls-cert", pki + "/server.crt", "--tls-key", pki + "/server.key", "--client-ca", pki + "/ca.crt"});
+  } else {
+    args.push_back("--plain-http");
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   server.pid = fork();
   if (server.pid == 0) {
     const int fd = ::open(server.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 2);
-    execl(binary.c_str(), binary.c_str(), "server", "--listen", "127.0.0.1:0", "--data-dir", data.c_str(), "--threads",
-          threads.c_str(), "--heartbeat-timeout", "120", static_cast<char*>(nullptr));
+    execv(binary.c_str(), argv.data());
     _exit(127);
   }
   for (int i = 0; i < 200; ++i) {
@@ -52,7 +62,7 @@ Result<ServerProcess> StartServer(const ControlPlaneBenchOptions& options, const
     std::stringstream text;
     text << in.rdbuf();
     const std::string s = text.str();
-    const std::size_t at = s.find("listening on http://");
+    const std::size_t at = s.find("listening on http");
     if (at != std::string::npos) {
       const std::size_t end = s.find(',', at);
       server.url = s.substr(at + 13, end - at - 13);
@@ -62,6 +72,13 @@ Result<ServerProcess> StartServer(const ControlPlaneBenchOptions& options, const
   }
   kill(server.pid, SIGKILL);
   return Internal("the server did not start; see " + server.log);
+}
+
+// A virtual agent's client context: the run's CA and a certificate naming its node.
+Result<net::TlsContext> NodeTls(const std::string& pki, const std::string& node) {
+  const std::string base = pki + "/nodes/" + node;
+  TESSERA_RETURN_IF_ERROR(auth::IssueCertificate(pki, {node, {}}, base + ".crt", base + ".key"));
+  return net::MakeClientTls({auth::CaFilesIn(pki).cert, base + ".crt", base + ".key"});
 }
 
 double PeakRssMb(pid_t pid) {
@@ -103,12 +120,33 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   result.jobs = options.jobs;
   char dir_template[] = "/tmp/tessera-bench-cp.XXXXXX";
   const std::string dir = mkdtemp(dir_template);
+  auth::ServerCertificates pki;
+  if (options.tls) {
+    Result<auth::ServerCertificates> made = auth::EnsureServerCertificates(dir + "/pki", {"127.0.0.1"});
+    if (!made.ok()) {
+      result.error = made.status().message();
+      return result;
+    }
+    pki = *made;
+  }
+  Result<net::TlsContext> user_tls = options.tls ? net::MakeClientTls({pki.ca_cert, "", ""}) : net::TlsContext();
+  std::vector<net::TlsContext> node_tls(static_cast<std::size_t>(options.agents));
+  for (int i = 0; options.tls && i < options.agents && user_tls.ok(); ++i) {
+    Result<net::TlsContext> made = NodeTls(dir + "/pki", "hollow-" + std::to_string(i));
+    if (!made.ok()) user_tls = made.status();
+    if (made.ok()) node_tls[static_cast<std::size_t>(i)] = *made;
+  }
+  if (!user_tls.ok()) {
+    result.error = user_tls.status().message();
+    return result;
+  }
   Result<ServerProcess> server = StartServer(options, dir);
   if (!server.ok()) {
     result.error = server.status().message();
     return result;
   }
   const net::Endpoint endpoint = *net::ParseEndpoint(server->url);
+  result.tls = options.tls;
   asio::io_context io(1);
   LoadCounters shared;
   const Clock::time_point start = Clock::now();
@@ -117,7 +155,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   std::vector<std::shared_ptr<VirtualAgent>> agents;
   for (int i = 0; i < options.agents; ++i) {
     const VirtualAgentOptions agent{.index = i, .gpus = options.gpus_per_agent, .task_seconds = options.task_seconds, .telemetry = false};
-    agents.push_back(std::make_shared<VirtualAgent>(io, endpoint, agent, shared));
+    agents.push_back(std::make_shared<VirtualAgent>(io, endpoint, agent, shared, node_tls[static_cast<std::size_t>(i)]));
   }
   const auto start_agents = [&] {
     for (auto& agent : agents) agent->Start();
@@ -132,7 +170,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
     submit_start = Clock::now();
     for (int i = 0; i < options.submitters; ++i) {
       submitters.push_back(std::make_shared<Submitter>(io, endpoint, &next, options.jobs, [](std::int64_t) { return 1.0; }, shared,
-                                                       on_submitted));
+                                                       on_submitted, *user_tls));
       submitters.back()->Start();
     }
   };
@@ -178,7 +216,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
     result.submit_to_running_p50_ms = Percentile(latencies, 0.50);
     result.submit_to_running_p99_ms = Percentile(latencies, 0.99);
   }
-  net::HttpClient client(endpoint);
+  net::HttpClient client(endpoint, *user_tls);
   if (Result<net::HttpResponse> r = client.Send("GET", "/v1/cluster"); r.ok() && r->status == 200) {
     const json cluster = json::parse(r->body);
     result.server_cycles = cluster.value("cycles", std::int64_t{0});
@@ -193,7 +231,8 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
 }
 
 std::string ToJson(const ControlPlaneBenchResult& r) {
-  json j = {{"agents", r.agents},
+  json j = {{"tls", r.tls},
+            {"agents", r.agents},
             {"gpus", r.gpus},
             {"jobs", r.jobs},
             {"completed", r.completed},
@@ -214,12 +253,13 @@ std::string ToJson(const ControlPlaneBenchResult& r) {
 std::string ToText(const ControlPlaneBenchResult& r) {
   char buffer[1024];
   std::snprintf(buffer, sizeof buffer,
-                "control plane: %d agents, %lld GPUs, %lld jobs (%lld completed) in %.1f s\n"
+                "control plane%s: %d agents, %lld GPUs, %lld jobs (%lld completed) in %.1f s\n"
                 "  submitted   %.0f jobs/s (durable before the answer)\n"
                 "  started     %.0f jobs/s\n"
                 "  submit->running p50 %.1f ms, p99 %.1f ms\n"
                 "  server: peak RSS %.0f MB, %.1f CPU-s (%.0f jobs per CPU-s), %lld cycles, %lld store transactions%s%s\n",
-                r.agents, static_cast<long long>(r.gpus), static_cast<long long>(r.jobs), static_cast<long long>(r.completed),
+                r.tls ? " over TLS (agents with mutual TLS)" : "", r.agents, static_cast<long long>(r.gpus),
+                static_cast<long long>(r.jobs), static_cast<long long>(r.completed),
                 r.wall_s, r.jobs_submitted_per_s, r.jobs_started_per_s, r.submit_to_running_p50_ms, r.submit_to_running_p99_ms,
                 r.server_peak_rss_mb, r.server_cpu_s, r.server_cpu_s > 0 ? static_cast<double>(r.completed) / r.server_cpu_s : 0.0,
                 static_cast<long long>(r.server_cycles), static_cast<long long>(r.store_transactions),

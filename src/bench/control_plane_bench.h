@@ -32,10 +32,14 @@ struct ControlPlaneBenchOptions {
   int submitters = 32;        // concurrent submission connections
   int server_threads = 2;
   bool hold = false;
+  // TLS on every connection, with mutual TLS for the agents (a certificate
+  // each, from a CA made for the run), to measure what TLS costs.
+  bool tls = false;
   std::string tessera;        // the binary to start as server (default: this one)
 };
 
 struct ControlPlaneBenchResult {
+  bool tls = false;
   int agents = 0;
   std::int64_t gpus = 0;
   std::int64_t jobs = 0;

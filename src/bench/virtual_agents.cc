@@ -10,8 +10,9 @@ namespace tessera::bench {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-VirtualAgent::VirtualAgent(asio::io_context& io, const net::Endpoint& server, const VirtualAgentOptions& options, LoadCounters& counters)
-    : io_(io), poll_(io, server), status_(io, server),
+VirtualAgent::VirtualAgent(asio::io_context& io, const net::Endpoint& server, const VirtualAgentOptions& options, LoadCounters& counters,
+                           net::TlsContext tls)
+    : io_(io), poll_(io, server, tls), status_(io, server, tls),
       task_time_(std::chrono::milliseconds(static_cast<std::int64_t>(options.task_seconds * 1000))), telemetry_(options.telemetry),
       heartbeat_(io), counters_(counters) {
   inventory_.name = "hollow-" + std::to_string(options.index);
@@ -120,8 +121,9 @@ void VirtualAgent::Heartbeat() {
 }
 
 Submitter::Submitter(asio::io_context& io, const net::Endpoint& server, std::int64_t* next, std::int64_t total,
-                     std::function<double(std::int64_t)> gpus_of, LoadCounters& counters, std::function<void()> on_done)
-    : conn_(io, server), next_(next), total_(total), gpus_of_(std::move(gpus_of)), counters_(counters), on_done_(std::move(on_done)) {}
+                     std::function<double(std::int64_t)> gpus_of, LoadCounters& counters, std::function<void()> on_done,
+                     net::TlsContext tls)
+    : conn_(io, server, std::move(tls)), next_(next), total_(total), gpus_of_(std::move(gpus_of)), counters_(counters), on_done_(std::move(on_done)) {}
 
 void Submitter::Start() {
   if (*next_ >= total_) return;

@@ -45,7 +45,9 @@ struct VirtualAgentOptions {
 
 class VirtualAgent : public std::enable_shared_from_this<VirtualAgent> {
  public:
-  VirtualAgent(boost::asio::io_context& io, const net::Endpoint& server, const VirtualAgentOptions& options, LoadCounters& counters);
+  // `tls` (for an https server) carries this node's certificate when the server requires one.
+  VirtualAgent(boost::asio::io_context& io, const net::Endpoint& server, const VirtualAgentOptions& options, LoadCounters& counters,
+               net::TlsContext tls = nullptr);
   void Start();
 
  private:
@@ -79,7 +81,8 @@ class VirtualAgent : public std::enable_shared_from_this<VirtualAgent> {
 class Submitter : public std::enable_shared_from_this<Submitter> {
  public:
   Submitter(boost::asio::io_context& io, const net::Endpoint& server, std::int64_t* next, std::int64_t total,
-            std::function<double(std::int64_t)> gpus_of, LoadCounters& counters, std::function<void()> on_done);
+            std::function<double(std::int64_t)> gpus_of, LoadCounters& counters, std::function<void()> on_done,
+            net::TlsContext tls = nullptr);
   void Start();
 
  private:

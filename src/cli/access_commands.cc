@@ -1,8 +1,11 @@
-// The access commands: `tessera tokens` (list, create, revoke) and
-// `tessera audit` (the audit log of mutating calls). docs/security.md.
+// The access commands: `tessera tokens` (list, create, revoke),
+// `tessera audit` (the audit log of mutating calls) and `tessera certs`
+// (certificates from the cluster's CA). docs/security.md.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include "auth/certificates.h"
 #include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/table.h"
@@ -30,6 +33,25 @@ struct TokenArgs {
   ClientOptions client;
   std::string user, role = "user", description, expires, id;
 };
+
+struct CertArgs {
+  std::string ca_dir = "tessera-data/tls";
+  std::string name;
+  std::vector<std::string> hosts;
+  std::string out;
+  int days = 825;
+};
+
+// Issues a certificate from the CA in --ca-dir (made there first if absent),
+// offline: the CA key never leaves the machine that holds it.
+void IssueCertificate(const CertArgs& args) {
+  if (const Status made = auth::EnsureCertificateAuthority(args.ca_dir, "Tessera cluster CA"); !made.ok()) Fail(kExitFailure, made.message());
+  const std::string prefix = args.out.empty() ? args.name : args.out;
+  const Status issued = auth::IssueCertificate(args.ca_dir, {args.name, args.hosts, args.days}, prefix + ".crt", prefix + ".key");
+  if (!issued.ok()) Fail(kExitFailure, issued.message());
+  std::cout << "wrote " << prefix << ".crt and " << prefix << ".key (readable by you only) for " << args.name << ", signed by "
+            << auth::CaFilesIn(args.ca_dir).cert << "\n";
+}
 
 }  // namespace
 
@@ -73,6 +95,19 @@ void AddAccessCommands(CLI::App& app) {
       api.Call("DELETE", "/v1/tokens/" + revoke->id);
       std::cout << "token " << revoke->id << " revoked\n";
     });
+  }
+  {
+    CLI::App* certs = app.add_subcommand("certs", "Certificates from the cluster's own CA (mutual TLS; docs/security.md)");
+    certs->require_subcommand(1);
+    auto args = std::make_shared<CertArgs>();
+    CLI::App* issue = certs->add_subcommand("issue", "Issue a certificate: a node's (--name NODE) or a server's (--host ...)");
+    issue->add_option("--ca-dir", args->ca_dir, "Where ca.crt and ca.key are (a server's DATA_DIR/tls); a CA is made there if none")
+        ->capture_default_str();
+    issue->add_option("--name", args->name, "The common name: a node's name, for its agent")->required();
+    issue->add_option("--host", args->hosts, "A DNS name or IP address the holder serves at (repeat; makes a server certificate)");
+    issue->add_option("--out", args->out, "Write OUT.crt and OUT.key (default: NAME)");
+    issue->add_option("--days", args->days, "Validity")->capture_default_str()->check(CLI::Range(1, 3650));
+    issue->callback([args] { IssueCertificate(*args); });
   }
   {
     auto args = std::make_shared<ClientOptions>();

@@ -23,6 +23,15 @@ void AddClientFlags(CLI::App* cmd, ClientOptions* options) {
   options->token_file = token_file != nullptr ? token_file : "";
   cmd->add_option("--token-file", options->token_file,
                   "A file whose first line is the API token (env TESSERA_TOKEN_FILE; $TESSERA_TOKEN wins; default ~/.config/tessera/token)");
+  const auto from_env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::string(value) : std::string();
+  };
+  options->tls = {from_env("TESSERA_CA_FILE"), from_env("TESSERA_CERT_FILE"), from_env("TESSERA_KEY_FILE")};
+  cmd->add_option("--ca-file", options->tls.ca_file,
+                  "For an https server: the CA that signed its certificate (env TESSERA_CA_FILE; default: the system's CAs)");
+  cmd->add_option("--cert-file", options->tls.cert_file, "A client certificate, for a server that requires one (env TESSERA_CERT_FILE)");
+  cmd->add_option("--key-file", options->tls.key_file, "The private key of --cert-file (env TESSERA_KEY_FILE)");
   cmd->add_option("-o,--output", options->output, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
 }
 
@@ -56,7 +65,13 @@ void Fail(int exit_code, const std::string& message) {
 ApiClient::ApiClient(const ClientOptions& options) {
   Result<std::vector<net::Endpoint>> endpoints = net::ParseEndpoints(options.server);
   if (!endpoints.ok()) Fail(kExitBadInput, "--server: " + endpoints.status().message());
-  client_ = std::make_unique<net::HttpClient>(std::move(*endpoints));
+  net::TlsContext tls;
+  if (!options.tls.ca_file.empty() || !options.tls.cert_file.empty()) {
+    Result<net::TlsContext> made = net::MakeClientTls(options.tls);
+    if (!made.ok()) Fail(kExitBadInput, made.status().message());
+    tls = *made;
+  }
+  client_ = std::make_unique<net::HttpClient>(std::move(*endpoints), std::move(tls));
   const char* user = std::getenv("USER");
   const passwd* account = getpwuid(getuid());
   std::error_code ec;
@@ -66,16 +81,27 @@ ApiClient::ApiClient(const ClientOptions& options) {
   if (std::string token = ReadToken(options); !token.empty()) client_->SetHeader("Authorization", "Bearer " + token);
 }
 
+namespace {
+
+[[noreturn]] void FailUnreachable(const Status& status) {
+  const std::string& message = status.message();
+  Fail(kExitUnreachable, message + (message.find("TLS handshake") != std::string::npos
+                                        ? " (does --ca-file or $TESSERA_CA_FILE name the CA that signed the server's certificate?)"
+                                        : " (is `tessera server` or `tessera up` running?)"));
+}
+
+}  // namespace
+
 net::HttpResponse ApiClient::Raw(const std::string& method, const std::string& target) {
   Result<net::HttpResponse> r = client_->Send(method, target);
-  if (!r.ok()) Fail(kExitUnreachable, r.status().message() + " (is `tessera server` or `tessera up` running?)");
+  if (!r.ok()) FailUnreachable(r.status());
   return *r;
 }
 
 nlohmann::json ApiClient::Call(const std::string& method, const std::string& target, const std::string& body,
                                const std::string& content_type, const std::string& source) {
   Result<net::HttpResponse> r = client_->Send(method, target, body, content_type);
-  if (!r.ok()) Fail(kExitUnreachable, r.status().message() + " (is `tessera server` or `tessera up` running?)");
+  if (!r.ok()) FailUnreachable(r.status());
   nlohmann::json parsed = nlohmann::json::parse(r->body, nullptr, false);
   if (r->status >= 200 && r->status < 300) return parsed.is_discarded() ? nlohmann::json::object() : parsed;
   std::string message = !parsed.is_discarded() && parsed.contains("error") ? parsed["error"].get<std::string>() : r->body;

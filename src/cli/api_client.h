@@ -1,5 +1,6 @@
 // What every client command shares: where the server is (--server, or
-// $TESSERA_SERVER, default http://127.0.0.1:7070), who the caller is (the
+// $TESSERA_SERVER, default http://127.0.0.1:7070) and which CA vouches for
+// it (--ca-file, $TESSERA_CA_FILE), who the caller is (the
 // token in $TESSERA_TOKEN or the --token-file; $USER without access control),
 // calls that turn an error answer into one clear line on stderr and the
 // documented exit code, and the formatting of times and GPU counts.
@@ -18,10 +19,11 @@ namespace tessera::cli {
 struct ClientOptions {
   std::string server;
   std::string token_file;
+  net::TlsFiles tls;  // for an https server: whom to trust, and a client certificate if the server asks for one
   std::string output = "table";  // table | json
 };
 
-// Adds --server and -o/--output to a command.
+// Adds --server, the TLS and token files, and -o/--output to a command.
 void AddClientFlags(CLI::App* cmd, ClientOptions* options);
 
 class ApiClient {

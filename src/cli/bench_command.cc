@@ -38,6 +38,7 @@ void AddBenchCommand(CLI::App& app) {
   control->add_option("--submitters", cp->submitters, "Concurrent submission connections")->capture_default_str();
   control->add_option("--server-threads", cp->server_threads, "The server's HTTP threads")->capture_default_str();
   control->add_flag("--hold", cp->hold, "Submit everything before the agents join (Slurm's burst)");
+  control->add_flag("--tls", cp->tls, "TLS on every connection, agents with mutual TLS (what TLS costs)");
   control->add_flag("--json", *json, "print one JSON object");
   control->callback([cp, json] {
     const bench::ControlPlaneBenchResult result = bench::RunControlPlaneBench(*cp);

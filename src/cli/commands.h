@@ -15,7 +15,7 @@ void AddServerCommands(CLI::App& app);   // server, agent, up
 void AddJobCommands(CLI::App& app);      // submit, jobs, describe, cancel, logs
 void AddClusterCommands(CLI::App& app);  // nodes, queues, top
 void AddHistoryCommand(CLI::App& app);
-void AddAccessCommands(CLI::App& app);   // tokens, audit
+void AddAccessCommands(CLI::App& app);   // tokens, audit, certs
 // `tessera submit ... -- CMD ARGS`: main() moves what follows "--" here
 // before parsing, since CLI11 would take it for more job files.
 std::vector<std::string>& CommandAfterDashes();

@@ -13,8 +13,12 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
+#include "auth/certificates.h"
 #include "auth/roles.h"
 #include "base/quantity.h"
+#include "cli/api_client.h"
 #include "cli/commands.h"
 #include "controlplane/server.h"
 #include "node/agent.h"
@@ -68,6 +72,7 @@ struct ServerArgs {
   double heartbeat_timeout_s = 30;
   int lease_ttl_s = 2;
   bool no_auth = false;
+  bool plain_http = false;
   std::string idle_window = "5m", idle_warn_after, idle_reclaim_after;
 };
 
@@ -87,6 +92,14 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
       ->capture_default_str()
       ->check(CLI::Range(1, 60));
   cmd->add_option("--threads", args->server.threads, "HTTP threads")->capture_default_str();
+  cmd->add_option("--tls-cert", args->server.tls.cert_file,
+                  "The API's TLS certificate chain (PEM); without it the server makes its own CA and certificate in DATA_DIR/tls");
+  cmd->add_option("--tls-key", args->server.tls.key_file, "The private key of --tls-cert (PEM)");
+  cmd->add_option("--client-ca", args->server.tls.ca_file,
+                  "With --tls-cert: the CA that signs agents' certificates; agents must then prove their node by one (mutual TLS)");
+  cmd->add_flag("--require-client-cert", args->server.require_client_cert,
+                "Refuse, at the handshake, every connection without a certificate the client CA signed");
+  cmd->add_flag("--plain-http", args->plain_http, "Serve plain HTTP instead of TLS (loopback addresses only)");
   cmd->add_flag("--auth", args->server.plane.access.enabled,
                 "Require a bearer token on every route but /v1/healthz and /v1/leader (docs/security.md)");
   cmd->add_flag("--no-auth", args->no_auth,
@@ -113,6 +126,36 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
                   "Cancel a job whose GPUs have been idle this long (the idle policy; off by default)");
 }
 
+bool IsLoopback(const std::string& address) { return address.starts_with("127.") || address == "::1" || address == "localhost"; }
+
+// TLS unless asked for plain HTTP on loopback. Without a certificate of the
+// operator's, the server is its own CA (DATA_DIR/tls) and requires agents
+// to hold certificates from it (`tessera certs issue`).
+void ChooseTransport(ServerArgs& args) {
+  net::TlsFiles& tls = args.server.tls;
+  const std::string& address = args.server.address;
+  if (args.plain_http) {
+    if (!tls.cert_file.empty()) Fail(kExitBadInput, "--plain-http and --tls-cert exclude each other");
+    if (!IsLoopback(address)) {
+      Fail(kExitBadInput, "--plain-http serves loopback addresses only: tokens and jobs would cross the network in the clear "
+                          "(drop it, and the server makes its own CA and certificate)");
+    }
+    return;
+  }
+  if (tls.cert_file.empty() != tls.key_file.empty()) Fail(kExitBadInput, "--tls-cert and --tls-key go together");
+  if (!tls.cert_file.empty()) return;
+  if (!tls.ca_file.empty()) Fail(kExitBadInput, "--client-ca needs --tls-cert and --tls-key");
+  std::vector<std::string> hosts = {"localhost", "127.0.0.1", "::1"};
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0 && *name != '\0') hosts.push_back(name);
+  if (address != "0.0.0.0" && address != "::" && !IsLoopback(address)) hosts.push_back(address);
+  const std::string dir = (std::filesystem::path(args.server.data_dir) / "tls").string();
+  auth::ServerCertificates made = OrFail(auth::EnsureServerCertificates(dir, hosts), kExitFailure);
+  tls = {made.ca_cert, made.cert, made.key};
+  std::cerr << "tessera server: TLS with its own CA: clients trust " << made.ca_cert << "; agents need certificates from it "
+            << "(tessera certs issue --ca-dir " << dir << " --name NODE)" << std::endl;
+}
+
 std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
   const std::size_t colon = args.listen.rfind(':');
   if (colon == std::string::npos) {
@@ -132,15 +175,14 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
   }
   args.server.lease_ttl = std::chrono::seconds(args.lease_ttl_s);
   args.server.plane.access.burst_per_token = 2 * args.server.plane.access.rate_per_token;
-  const std::string& address = args.server.address;
-  const bool loopback = address.starts_with("127.") || address == "::1" || address == "localhost";
-  if (!loopback && !args.server.plane.access.enabled && !args.no_auth) {
+  if (!IsLoopback(args.server.address) && !args.server.plane.access.enabled && !args.no_auth) {
     std::fprintf(stderr,
                  "tessera: --listen %s is reachable from other machines: start with --auth (tokens, docs/security.md), "
                  "or with --no-auth on a network you trust\n",
                  args.listen.c_str());
     throw CLI::RuntimeError(kExitBadInput);
   }
+  ChooseTransport(args);
   args.server.plane.heartbeat_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.heartbeat_timeout_s * 1000));
   const auto duration_ms = [](const char* flag, const std::string& text) -> std::int64_t {
     if (text.empty()) return 0;
@@ -155,7 +197,7 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
   args.server.plane.idle.warn_after_ms = duration_ms("--idle-warn-after", args.idle_warn_after);
   args.server.plane.idle.reclaim_after_ms = duration_ms("--idle-reclaim-after", args.idle_reclaim_after);
   auto server = OrFail(controlplane::Server::Start(args.server), kExitFailure);
-  std::cerr << "tessera server: listening on http://" << args.server.address << ":" << server->port() << ", state in "
+  std::cerr << "tessera server: listening on " << server->url() << ", state in "
             << server->store_description() << std::endl;
   return server;
 }
@@ -172,6 +214,9 @@ struct AgentArgs {
 void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
   cmd->add_option("--server", args->agent.server, "The Tessera server, or every replica of it, comma-separated")->capture_default_str();
   cmd->add_option("--name", args->agent.name, "Node name (default: the host name)");
+  cmd->add_option("--ca-file", args->agent.tls.ca_file, "For an https server: the CA that signed its certificate (default: the system's)");
+  cmd->add_option("--cert-file", args->agent.tls.cert_file, "This node's certificate for mutual TLS (its common name is the node's name)");
+  cmd->add_option("--key-file", args->agent.tls.key_file, "The private key of --cert-file");
   cmd->add_option("--join-token-file", args->join_token_file,
                   "A file holding a node-join token (env TESSERA_JOIN_TOKEN holds the token itself); needed once, to get the node's credential");
   cmd->add_option("--address", args->agent.address, "Address other nodes reach this one at (MASTER_ADDR)");
@@ -240,7 +285,11 @@ void RunUp(UpArgs& args) {
   std::filesystem::create_directories(args.server.server.data_dir);
   auto server = StartServer(args.server);
   std::string join_token;  // for local agents without a credential yet
-  const std::string url = "http://127.0.0.1:" + std::to_string(server->port());
+  const std::string url = server->url();
+  // With the server's own CA, each local agent gets its node's certificate.
+  const std::string own_ca = (std::filesystem::path(args.server.server.data_dir) / "tls").string();
+  const bool issue_node_certificates = server->tls() && std::filesystem::exists(auth::CaFilesIn(own_ca).key) &&
+                                       args.server.server.tls.ca_file == auth::CaFilesIn(own_ca).cert;
   const bool nvml = !args.fake && node::OpenNvml().ok();
   const int agents = nvml ? 1 : args.nodes;
   std::vector<std::unique_ptr<node::Agent>> started;
@@ -254,6 +303,16 @@ void RunUp(UpArgs& args) {
     if (server->plane().access_enabled() && !std::filesystem::exists(std::filesystem::path(a.agent.data_dir) / "credential")) {
       if (join_token.empty()) join_token = OrFail(server->plane().IssueToken("tessera up", auth::Role::kNodeJoin, "the local agents of tessera up"));
       a.agent.join_token = join_token;
+    }
+    a.agent.tls.ca_file = args.server.server.tls.ca_file;
+    if (issue_node_certificates) {
+      const std::filesystem::path dir = std::filesystem::path(a.agent.data_dir) / "tls";
+      a.agent.tls.cert_file = (dir / "node.crt").string();
+      a.agent.tls.key_file = (dir / "node.key").string();
+      if (!std::filesystem::exists(a.agent.tls.cert_file)) {
+        const Status issued = auth::IssueCertificate(own_ca, {a.agent.name, {}}, a.agent.tls.cert_file, a.agent.tls.key_file);
+        if (!issued.ok()) Fail(kExitFailure, issued.message());
+      }
     }
     a.agent.force_fake = args.fake;
     a.agent.fake_spec.count = args.gpus_per_node;
@@ -271,11 +330,13 @@ void RunUp(UpArgs& args) {
               << " GPUs (tasks run as real processes; only the GPUs are pretend)" << std::endl;
   }
   std::cerr << "tessera up: ready. Try:\n";
+  std::cerr << "  export TESSERA_SERVER=" << url << "\n";
+  if (server->tls()) std::cerr << "  export TESSERA_CA_FILE=" << std::filesystem::absolute(args.server.server.tls.ca_file).string() << "\n";
   if (server->plane().access_enabled()) {
     std::cerr << "  export TESSERA_TOKEN_FILE=" << args.server.server.admin_token_file << "   # a cluster-admin token, readable by you only\n";
   }
-  std::cerr << "  tessera submit --server " << url << " --gpus 1 -- nvidia-smi || true\n"
-            << "  tessera jobs --server " << url << "\n"
+  std::cerr << "  tessera submit --gpus 1 -- nvidia-smi || true\n"
+            << "  tessera jobs\n"
             << "Ctrl-C stops the cluster; its state stays in " << args.server.server.data_dir << std::endl;
   WaitForStop();
   std::cerr << "tessera up: stopping" << std::endl;

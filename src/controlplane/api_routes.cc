@@ -25,7 +25,23 @@ class AuditedExchange final : public net::Exchange {
   ControlPlane* plane_;
 };
 
+// With mutual TLS for agents, whoever acts for a node, token or not, holds
+// that node's certificate: a stolen credential alone is not enough.
+std::optional<net::HttpResponse> WrongCertificate(const ControlPlane& plane, Access access, const net::HttpRequest& request) {
+  if (!plane.node_certificates_required() || (access != Access::kNode && access != Access::kJoin)) return std::nullopt;
+  const std::string& node = request.params.at("name");
+  if (request.client_certificate.empty()) {
+    return net::ErrorResponse(403, "node " + node + " must present its client certificate: this server requires mutual TLS for agents "
+                                   "(tessera agent --cert-file --key-file; docs/security.md)");
+  }
+  if (request.client_certificate != node) {
+    return net::ErrorResponse(403, "the client certificate names node " + request.client_certificate + ", which cannot act for node " + node);
+  }
+  return std::nullopt;
+}
+
 std::optional<net::HttpResponse> Denied(const ControlPlane& plane, Access access, const net::HttpRequest& request) {
+  if (std::optional<net::HttpResponse> wrong = WrongCertificate(plane, access, request)) return wrong;
   if (!plane.access_enabled() || access == Access::kPublic) return std::nullopt;
   const net::Caller& caller = request.caller;
   if (!caller.authenticated) {

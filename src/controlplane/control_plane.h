@@ -55,6 +55,9 @@ struct AccessOptions {
   double burst_per_token = 200;
   std::int64_t max_pending_per_user = 0;  // jobs a user may have waiting; 0: no limit
   std::size_t audit_window = 100'000;     // audit records kept, in memory and in the store
+  // Mutual TLS for agents: the agent's side of the API answers only a
+  // connection whose client certificate names the node in the path.
+  bool node_certificates = false;
 };
 
 struct ControlPlaneOptions {
@@ -124,6 +127,7 @@ class ControlPlane {
   // unknown, revoked or expired (401) or over its rate (429).
   std::optional<net::HttpResponse> Authenticate(net::HttpRequest& request);
   bool access_enabled() const { return options_.access.enabled; }
+  bool node_certificates_required() const { return options_.access.node_certificates; }
   void CreateToken(const net::HttpRequest& request, Reply reply);   // POST /v1/tokens
   net::HttpResponse ListTokens(const net::HttpRequest& request);    // GET /v1/tokens
   void RevokeToken(const net::HttpRequest& request, Reply reply);   // DELETE /v1/tokens/{id}

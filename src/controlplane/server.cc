@@ -31,6 +31,13 @@ net::HttpResponse Unavailable(const std::string& why) {
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
+  net::HttpServerOptions http;
+  if (!options.tls.cert_file.empty()) {
+    Result<net::TlsContext> tls = net::MakeServerTls(options.tls, options.require_client_cert);
+    if (!tls.ok()) return tls.status();
+    http.tls = *tls;
+    options.plane.access.node_certificates = !options.tls.ca_file.empty();
+  }
   store::EtcdStore* etcd = nullptr;
   if (options.store == "sqlite") {
     Result<std::unique_ptr<store::SqliteStore>> store =
@@ -61,15 +68,15 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   AddApiRoutes(server->router_, *server->plane_, [self] { return self->LeaderInfo(); });
   dashboard::AddDashboardRoutes(server->router_);
   server->router_.SetGate([self](net::HttpRequest& request) { return self->Gate(request); });
-  net::HttpServerOptions http;
+  server->address_ = options.address;
+  server->tls_ = http.tls != nullptr;
   http.address = options.address;
   http.port = options.port;
   http.threads = options.threads;
   http.body_limit = options.body_limit;
   server->http_ = std::make_unique<net::HttpServer>(http, server->router_);
   TESSERA_RETURN_IF_ERROR(server->http_->Start());
-  server->advertise_ = !options.advertise.empty() ? options.advertise
-                                                  : "http://" + options.address + ":" + std::to_string(server->http_->port());
+  server->advertise_ = !options.advertise.empty() ? options.advertise : server->url();
   if (etcd == nullptr && !options.admin_token_file.empty()) TESSERA_RETURN_IF_ERROR(server->KeepAdminToken(options.admin_token_file));
   if (etcd == nullptr) {
     server->plane_->Start();

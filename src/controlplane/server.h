@@ -44,6 +44,12 @@ struct ServerOptions {
   std::uint16_t port = 7070;
   int threads = 2;
   std::size_t body_limit = 1 << 20;
+  // TLS (net/tls.h): without a certificate the API is plain HTTP. A CA
+  // (ca_file) turns on mutual TLS for agents: each must present a
+  // certificate that names its node; require_client_cert refuses every
+  // connection without a certificate the CA signed, at the handshake.
+  net::TlsFiles tls;
+  bool require_client_cert = false;
   ControlPlaneOptions plane;
 };
 
@@ -53,6 +59,8 @@ class Server {
   static Result<std::unique_ptr<Server>> Start(ServerOptions options);
   ~Server();
   std::uint16_t port() const { return http_->port(); }
+  bool tls() const { return tls_; }
+  std::string url() const { return (tls_ ? "https://" : "http://") + address_ + ":" + std::to_string(port()); }
   ControlPlane& plane() { return *plane_; }
   const std::string& store_description() const { return store_description_; }
 
@@ -72,6 +80,8 @@ class Server {
   std::unique_ptr<net::HttpServer> http_;
   std::string store_description_;
   std::string advertise_;
+  std::string address_;
+  bool tls_ = false;
   std::unique_ptr<ha::LeaderElection> election_;  // with an etcd store
   // advertise_ and election_ are set before published_, and never after:
   // the HTTP threads read them only once it is true.

@@ -1,11 +1,14 @@
 #include "net/async_http_client.h"
 
+#include <array>
 #include <deque>
 #include <optional>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include "net/client_stream.h"
 
 namespace tessera::net {
 namespace asio = boost::asio;
@@ -15,7 +18,7 @@ using tcp = asio::ip::tcp;
 
 class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::io_context& io, Endpoint endpoint) : io_(io), endpoint_(std::move(endpoint)) {}
+  Impl(asio::io_context& io, Endpoint endpoint, TlsContext tls) : io_(io), endpoint_(std::move(endpoint)), tls_(std::move(tls)) {}
 
   void Send(std::string method, std::string target, std::string body, Callback done) {
     queue_.push_back({std::move(method), std::move(target), std::move(body), std::move(done)});
@@ -39,12 +42,13 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   void Connect() {
-    stream_.emplace(io_);
+    if (endpoint_.tls && !tls_) return Finish(0, "no TLS context for " + endpoint_.Url());
+    stream_.emplace(io_, endpoint_.tls ? tls_ : nullptr);
     beast::error_code ec;
-    const tcp::endpoint to(asio::ip::make_address(endpoint_.host, ec), endpoint_.port);
+    const std::array<tcp::endpoint, 1> to{tcp::endpoint(asio::ip::make_address(endpoint_.host, ec), endpoint_.port)};
     if (ec) return Finish(0, "bad address " + endpoint_.host);
-    stream_->expires_after(std::chrono::seconds(10));
-    stream_->async_connect(to, [self = shared_from_this()](beast::error_code e) {
+    stream_->tcp().expires_after(std::chrono::seconds(10));
+    stream_->AsyncConnect(to, endpoint_.host, [self = shared_from_this()](beast::error_code e) {
       if (e) return self->Finish(0, "connect: " + e.message());
       self->Write();
     });
@@ -61,14 +65,16 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
     request_.keep_alive(true);
     request_.body() = p.body;
     request_.prepare_payload();
-    stream_->expires_after(std::chrono::seconds(90));
-    http::async_write(*stream_, request_, [self = shared_from_this()](beast::error_code e, std::size_t) {
-      if (e) return self->Finish(0, "write: " + e.message());
-      self->response_ = {};
-      http::async_read(*self->stream_, self->buffer_, self->response_, [self](beast::error_code e2, std::size_t) {
-        if (e2) return self->Finish(0, "read: " + e2.message());
-        if (!self->response_.keep_alive()) self->reopen_ = true;
-        self->Finish(static_cast<int>(self->response_.result_int()), std::move(self->response_.body()));
+    stream_->tcp().expires_after(std::chrono::seconds(90));
+    stream_->Visit([self = shared_from_this()](auto& stream) {
+      http::async_write(stream, self->request_, [self, &stream](beast::error_code e, std::size_t) {
+        if (e) return self->Finish(0, "write: " + e.message());
+        self->response_ = {};
+        http::async_read(stream, self->buffer_, self->response_, [self](beast::error_code e2, std::size_t) {
+          if (e2) return self->Finish(0, "read: " + e2.message());
+          if (!self->response_.keep_alive()) self->reopen_ = true;
+          self->Finish(static_cast<int>(self->response_.result_int()), std::move(self->response_.body()));
+        });
       });
     });
   }
@@ -87,7 +93,8 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
 
   asio::io_context& io_;
   Endpoint endpoint_;
-  std::optional<beast::tcp_stream> stream_;
+  TlsContext tls_;
+  std::optional<ClientStream> stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   http::response<http::string_body> response_;
@@ -96,8 +103,8 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
   bool reopen_ = false;
 };
 
-AsyncHttpConnection::AsyncHttpConnection(asio::io_context& io, Endpoint endpoint)
-    : impl_(std::make_shared<Impl>(io, std::move(endpoint))) {}
+AsyncHttpConnection::AsyncHttpConnection(asio::io_context& io, Endpoint endpoint, TlsContext tls)
+    : impl_(std::make_shared<Impl>(io, std::move(endpoint), std::move(tls))) {}
 AsyncHttpConnection::~AsyncHttpConnection() = default;
 
 void AsyncHttpConnection::Send(std::string method, std::string target, std::string body, Callback done) {

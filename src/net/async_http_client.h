@@ -23,7 +23,8 @@ class AsyncHttpConnection {
  public:
   // status 0 means no answer (connect, write or read failed); body says why.
   using Callback = std::function<void(int status, std::string body)>;
-  AsyncHttpConnection(boost::asio::io_context& io, Endpoint endpoint);
+  // `tls` is needed for an https endpoint.
+  AsyncHttpConnection(boost::asio::io_context& io, Endpoint endpoint, TlsContext tls = nullptr);
   ~AsyncHttpConnection();
   AsyncHttpConnection(const AsyncHttpConnection&) = delete;
   AsyncHttpConnection& operator=(const AsyncHttpConnection&) = delete;

@@ -10,6 +10,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "net/client_stream.h"
+
 namespace tessera::net {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -18,8 +20,13 @@ using tcp = asio::ip::tcp;
 
 Result<Endpoint> ParseEndpoint(std::string_view url) {
   std::string_view rest = url;
-  if (rest.starts_with("http://")) rest.remove_prefix(7);
-  if (rest.starts_with("https://")) return InvalidArgument("'" + std::string(url) + "': https is not supported yet; use http://");
+  bool tls = false;
+  if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+  } else if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+    tls = true;
+  }
   while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   const std::size_t colon = rest.rfind(':');
   if (colon == std::string_view::npos || colon == 0) return InvalidArgument("'" + std::string(url) + "' is not HOST:PORT");
@@ -29,7 +36,7 @@ Result<Endpoint> ParseEndpoint(std::string_view url) {
   if (ec != std::errc() || end != digits.data() + digits.size() || port == 0 || port > 65535) {
     return InvalidArgument("'" + std::string(url) + "': bad port");
   }
-  return Endpoint{std::string(rest.substr(0, colon)), static_cast<std::uint16_t>(port)};
+  return Endpoint{std::string(rest.substr(0, colon)), static_cast<std::uint16_t>(port), tls};
 }
 
 Result<std::vector<Endpoint>> ParseEndpoints(std::string_view list) {
@@ -44,10 +51,32 @@ Result<std::vector<Endpoint>> ParseEndpoints(std::string_view list) {
   }
 }
 
+namespace {
+
+bool IsTlsError(const beast::error_code& ec) {
+  return ec.category() == asio::error::get_ssl_category() || ec.category() == asio::ssl::error::get_stream_category();
+}
+
+}  // namespace
+
 class HttpClient::Impl {
  public:
+  explicit Impl(TlsContext tls_context) : tls(std::move(tls_context)) {}
+
+  // The context for an https endpoint: the caller's, else the system's CAs.
+  Result<TlsContext> TlsFor(const Endpoint& endpoint) {
+    if (!endpoint.tls) return TlsContext();
+    if (!tls) {
+      Result<TlsContext> system = MakeClientTls({});
+      if (!system.ok()) return system.status();
+      tls = *system;
+    }
+    return tls;
+  }
+
   asio::io_context io;
-  std::optional<beast::tcp_stream> stream;
+  TlsContext tls;
+  std::optional<ClientStream> stream;
   beast::flat_buffer buffer;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string peer = "the Tessera server";
@@ -56,7 +85,7 @@ class HttpClient::Impl {
   // One synchronous exchange driven through the io_context so that the
   // stream's timeout applies to connect, write and read alike.
   // `refused` tells that no connection could be made: nothing was sent.
-  beast::error_code Exchange(const Endpoint& endpoint, http::request<http::string_body>& request,
+  beast::error_code Exchange(const Endpoint& endpoint, const TlsContext& tls_context, http::request<http::string_body>& request,
                              http::response<http::string_body>& response, std::chrono::milliseconds timeout, bool* refused) {
     beast::error_code result;
     *refused = false;
@@ -66,25 +95,29 @@ class HttpClient::Impl {
       beast::error_code ec;
       const auto addresses = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
       if (ec) return ec;  // a name that does not resolve: refused too
-      stream.emplace(io);
-      stream->expires_after(timeout);
-      stream->async_connect(addresses, [&](beast::error_code e, const tcp::endpoint&) { result = e; });
+      stream.emplace(io, tls_context);
+      stream->tcp().expires_after(timeout);
+      stream->AsyncConnect(addresses, endpoint.host, [&](beast::error_code e) { result = e; });
       io.restart();
       io.run();
       if (result) {
+        // A failed handshake reached the server: it refused us, not the network.
+        *refused = !IsTlsError(result);
         stream.reset();
         return result;
       }
       *refused = false;
     }
-    stream->expires_after(timeout);
+    stream->tcp().expires_after(timeout);
     std::optional<http::response_parser<http::string_body>> parser;
-    http::async_write(*stream, request, [&](beast::error_code e, std::size_t) {
-      result = e;
-      if (e) return;
-      parser.emplace();
-      parser->body_limit(response_limit);
-      http::async_read(*stream, buffer, *parser, [&](beast::error_code e2, std::size_t) { result = e2; });
+    stream->Visit([&](auto& s) {
+      http::async_write(s, request, [&](beast::error_code e, std::size_t) {
+        result = e;
+        if (e) return;
+        parser.emplace();
+        parser->body_limit(response_limit);
+        http::async_read(s, buffer, *parser, [&](beast::error_code e2, std::size_t) { result = e2; });
+      });
     });
     io.restart();
     io.run();
@@ -97,8 +130,9 @@ class HttpClient::Impl {
   }
 };
 
-HttpClient::HttpClient(Endpoint endpoint) : HttpClient(std::vector<Endpoint>{std::move(endpoint)}) {}
-HttpClient::HttpClient(std::vector<Endpoint> endpoints) : endpoints_(std::move(endpoints)), impl_(std::make_unique<Impl>()) {}
+HttpClient::HttpClient(Endpoint endpoint, TlsContext tls) : HttpClient(std::vector<Endpoint>{std::move(endpoint)}, std::move(tls)) {}
+HttpClient::HttpClient(std::vector<Endpoint> endpoints, TlsContext tls)
+    : endpoints_(std::move(endpoints)), impl_(std::make_unique<Impl>(std::move(tls))) {}
 HttpClient::~HttpClient() = default;
 
 void HttpClient::MoveTo(std::size_t index) {
@@ -127,8 +161,10 @@ Status HttpClient::Stream(std::string_view method, std::string_view target, std:
   const auto unreachable = [&](const beast::error_code& ec) {
     return Status(StatusCode::kFailedPrecondition, "cannot reach " + impl_->peer + " at " + to.ToString() + ": " + ec.message());
   };
+  Result<TlsContext> tls = impl_->TlsFor(to);
+  if (!tls.ok()) return tls.status();
   asio::io_context io;
-  beast::tcp_stream stream(io);
+  ClientStream stream(io, *tls);
   beast::error_code ec;
   const auto run = [&io] {
     io.restart();
@@ -137,8 +173,8 @@ Status HttpClient::Stream(std::string_view method, std::string_view target, std:
   tcp::resolver resolver(io);
   const auto addresses = resolver.resolve(to.host, std::to_string(to.port), ec);
   if (ec) return unreachable(ec);
-  stream.expires_after(idle);
-  stream.async_connect(addresses, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+  stream.tcp().expires_after(idle);
+  stream.AsyncConnect(addresses, to.host, [&](beast::error_code e) { ec = e; });
   run();
   if (ec) return unreachable(ec);
   http::request<http::string_body> request{http::string_to_verb({method.data(), method.size()}), std::string(target), 11};
@@ -155,11 +191,11 @@ Status HttpClient::Stream(std::string_view method, std::string_view target, std:
     return piece.size();
   };
   parser.on_chunk_body(on_chunk);
-  stream.expires_after(idle);
-  http::async_write(stream, request, [&](beast::error_code e, std::size_t) { ec = e; });
+  stream.tcp().expires_after(idle);
+  stream.Visit([&](auto& s) { http::async_write(s, request, [&](beast::error_code e, std::size_t) { ec = e; }); });
   run();
   if (ec) return unreachable(ec);
-  http::async_read_header(stream, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+  stream.Visit([&](auto& s) { http::async_read_header(s, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; }); });
   run();
   if (ec == beast::error::timeout) return Status::Ok();
   if (ec) return unreachable(ec);
@@ -168,8 +204,8 @@ Status HttpClient::Stream(std::string_view method, std::string_view target, std:
                                                        std::to_string(parser.get().result_int()) + " to " + std::string(target));
   }
   while (more && !parser.is_done()) {
-    stream.expires_after(idle);
-    http::async_read_some(stream, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+    stream.tcp().expires_after(idle);
+    stream.Visit([&](auto& s) { http::async_read_some(s, buffer, parser, [&](beast::error_code e, std::size_t) { ec = e; }); });
     run();
     if (ec == beast::error::timeout) return Status::Ok();
     if (ec) return unreachable(ec);
@@ -214,12 +250,14 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
     // once on a fresh one. Requests are safe to resend only when nothing was
     // answered, which is the only case that reaches the retry.
     const bool reused = impl_->stream.has_value();
+    Result<TlsContext> tls = impl_->TlsFor(endpoint());
+    if (!tls.ok()) return tls.status();
     http::response<http::string_body> response;
     bool refused = false;
-    beast::error_code ec = impl_->Exchange(endpoint(), request, response, timeout, &refused);
+    beast::error_code ec = impl_->Exchange(endpoint(), *tls, request, response, timeout, &refused);
     const bool stale = ec == http::error::end_of_stream || ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
-                       ec == asio::error::eof;
-    if (ec && reused && stale) ec = impl_->Exchange(endpoint(), request, response, timeout, &refused);
+                       ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+    if (ec && reused && stale) ec = impl_->Exchange(endpoint(), *tls, request, response, timeout, &refused);
     if (ec) {
       // Nothing reached this replica: another may lead. A lone server that
       // is down is an error at once.
@@ -227,13 +265,15 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
         MoveTo((current_ + 1) % endpoints_.size());
         continue;
       }
-      const std::string why = ec == beast::error::timeout ? "timed out after " + std::to_string(timeout.count()) + " ms" : ec.message();
+      const std::string why = ec == beast::error::timeout ? "timed out after " + std::to_string(timeout.count()) + " ms"
+                              : IsTlsError(ec)            ? "TLS handshake failed: " + ec.message()
+                                                          : ec.message();
       return Status(StatusCode::kFailedPrecondition, "cannot reach " + impl_->peer + " at " + endpoint().ToString() + ": " + why);
     }
     const int status = static_cast<int>(response.result_int());
     if (status == 307 || status == 308) {
       const std::string location(response[http::field::location]);
-      Result<Endpoint> leader = ParseEndpoint(location.substr(0, location.find('/', std::string_view("http://").size())));
+      Result<Endpoint> leader = ParseEndpoint(location.substr(0, location.find('/', location.find("://") + 3)));
       if (leader.ok() && hop()) {
         auto known = std::find_if(endpoints_.begin(), endpoints_.end(), [&](const Endpoint& e) { return e.ToString() == leader->ToString(); });
         if (known == endpoints_.end()) known = endpoints_.insert(endpoints_.end(), *leader);

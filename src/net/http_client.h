@@ -20,23 +20,30 @@
 
 #include "base/status.h"
 #include "net/http_types.h"
+#include "net/tls.h"
 
 namespace tessera::net {
 
 struct Endpoint {
   std::string host;
   std::uint16_t port = 0;
+  bool tls = false;  // https
   std::string ToString() const { return host + ":" + std::to_string(port); }
+  std::string Url() const { return (tls ? "https://" : "http://") + ToString(); }
 };
-// "http://127.0.0.1:7070", "127.0.0.1:7070" or "localhost:7070".
+// "https://10.0.0.5:7070", "http://127.0.0.1:7070", "127.0.0.1:7070" (plain)
+// or "localhost:7070".
 Result<Endpoint> ParseEndpoint(std::string_view url);
 // Comma-separated endpoints: "http://a:7070,http://b:7070".
 Result<std::vector<Endpoint>> ParseEndpoints(std::string_view list);
 
 class HttpClient {
  public:
-  explicit HttpClient(Endpoint endpoint);
-  explicit HttpClient(std::vector<Endpoint> endpoints);  // replicas of one server; at least one
+  // `tls` serves the https endpoints: whom to trust and, for mutual TLS, the
+  // certificate to present; without it they are verified against the
+  // system's trusted CAs.
+  explicit HttpClient(Endpoint endpoint, TlsContext tls = nullptr);
+  explicit HttpClient(std::vector<Endpoint> endpoints, TlsContext tls = nullptr);  // replicas of one server; at least one
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;

@@ -7,6 +7,9 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 namespace tessera::net {
 namespace asio = boost::asio;
@@ -16,56 +19,125 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// The common name of the certificate a client proved it holds; "" for none.
+std::string VerifiedClientName(SSL* ssl) {
+  X509* certificate = SSL_get0_peer_certificate(ssl);
+  if (certificate == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return {};
+  char name[256] = {};
+  if (X509_NAME_get_text_by_NID(X509_get_subject_name(certificate), NID_commonName, name, sizeof name) < 0) return {};
+  return name;
+}
+
+http::response<http::string_body> ToBeast(HttpResponse response, bool keep_alive, unsigned version) {
+  http::response<http::string_body> raw{static_cast<http::status>(response.status), version};
+  raw.set(http::field::server, "tessera");
+  raw.set(http::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) raw.set(name, value);
+  raw.keep_alive(keep_alive);
+  raw.body() = std::move(response.body);
+  raw.prepare_payload();
+  return raw;
+}
+
+template <typename Stream>
 class Session;
 
+template <typename Stream>
 class SessionExchange final : public Exchange {
  public:
-  SessionExchange(std::shared_ptr<Session> session, HttpRequest request, bool keep_alive, unsigned version)
+  SessionExchange(std::shared_ptr<Session<Stream>> session, HttpRequest request, bool keep_alive, unsigned version)
       : session_(std::move(session)), request_(std::move(request)), keep_alive_(keep_alive), version_(version) {}
   const HttpRequest& request() const override { return request_; }
   HttpRequest& request() override { return request_; }
   void Reply(HttpResponse response) override;
 
  private:
-  std::shared_ptr<Session> session_;
+  std::shared_ptr<Session<Stream>> session_;
   HttpRequest request_;
   bool keep_alive_;
   unsigned version_;
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection, plain (beast::tcp_stream) or TLS (TlsStream): a TLS
+// session first shakes hands, then both read and answer requests alike.
+template <typename Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+  using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+
  public:
-  Session(tcp::socket socket, const Router& router, const HttpServerOptions& options)
-      : stream_(std::move(socket)), router_(router), options_(options) {}
+  template <typename... Tls>
+  Session(tcp::socket socket, const Router& router, const HttpServerOptions& options, Tls&... tls)
+      : stream_(std::move(socket), tls...), router_(router), options_(options) {}
 
   void Start() {
-    asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this()));
+    if constexpr (kTls) {
+      asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+        // A client that never completes the handshake holds nothing for long.
+        self->tcp().expires_after(std::chrono::seconds(10));
+        beast::async_detect_ssl(self->tcp(), self->buffer_, [self](beast::error_code ec, bool tls) {
+          if (ec) return;
+          if (!tls) return self->RefusePlainHttp();
+          self->stream_.async_handshake(asio::ssl::stream_base::server, self->buffer_.data(),
+                                        [self](beast::error_code ec2, std::size_t used) {
+                                          if (ec2) return;  // refused: no certificate, or one the CA did not sign
+                                          self->buffer_.consume(used);
+                                          self->client_name_ = VerifiedClientName(self->stream_.native_handle());
+                                          self->Read();
+                                        });
+        });
+      });
+    } else {
+      asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this()));
+    }
   }
 
   // Any thread: builds the message, then writes it on the session's strand.
   void Reply(HttpResponse response, bool keep_alive, unsigned version) {
-    http::response<http::string_body> raw{static_cast<http::status>(response.status), version};
-    raw.set(http::field::server, "tessera");
-    raw.set(http::field::content_type, response.content_type);
-    for (const auto& [name, value] : response.headers) raw.set(name, value);
-    raw.keep_alive(keep_alive && !close_after_write_);
-    raw.body() = std::move(response.body);
-    raw.prepare_payload();
+    http::response<http::string_body> raw = ToBeast(std::move(response), keep_alive && !close_after_write_, version);
     asio::post(stream_.get_executor(), [self = shared_from_this(), raw = std::move(raw)]() mutable { self->Write(std::move(raw)); });
   }
 
  private:
   // Runs on the session's strand.
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+
+  // A plain HTTP request to a TLS port: say so in plain HTTP, then close,
+  // rather than leave the client with a reset connection.
+  void RefusePlainHttp() {
+    response_ = ToBeast(ErrorResponse(400, "this server speaks TLS: use https://"), false, 11);
+    http::async_write(tcp(), response_, [self = shared_from_this()](beast::error_code, std::size_t) {
+      beast::error_code ignored;
+      self->tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    });
+  }
+
+  // Ends the connection after the last answer: TLS says so first (close_notify).
+  void EndSending() {
+    beast::error_code ignored;
+    if constexpr (kTls) {
+      tcp().expires_after(std::chrono::seconds(5));
+      stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
+        beast::error_code ignored2;
+        self->tcp().socket().shutdown(tcp::socket::shutdown_send, ignored2);
+      });
+    } else {
+      tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+  }
+
   void Write(http::response<http::string_body> response) {
     response_ = std::move(response);
-    stream_.expires_after(std::chrono::seconds(30));
+    tcp().expires_after(std::chrono::seconds(30));
     http::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
   }
 
   void Read() {
     parser_.emplace();
     parser_->body_limit(options_.body_limit);
-    stream_.expires_after(options_.idle_timeout);
+    tcp().expires_after(options_.idle_timeout);
     http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
@@ -86,8 +158,7 @@ class Session : public std::enable_shared_from_this<Session> {
           return;
         }
       }
-      beast::error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      EndSending();
       return;
     }
     http::request<http::string_body> raw = parser_->release();
@@ -105,39 +176,40 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     request.body = std::move(raw.body());
     beast::error_code ignored;
-    const tcp::endpoint remote = stream_.socket().remote_endpoint(ignored);
+    const tcp::endpoint remote = tcp().socket().remote_endpoint(ignored);
     request.remote_address = ignored ? std::string() : remote.address().to_string();
-    auto exchange = std::make_shared<SessionExchange>(shared_from_this(), std::move(request), raw.keep_alive(), raw.version());
+    request.client_certificate = client_name_;
+    auto exchange = std::make_shared<SessionExchange<Stream>>(shared_from_this(), std::move(request), raw.keep_alive(), raw.version());
     router_.Dispatch(exchange);
   }
 
   void OnWrite(beast::error_code ec, std::size_t) {
     if (ec) return;
-    if (close_after_write_) {
+    if (close_after_write_ && !kTls) {
       // Lingering close (RFC 9112 9.6): the client may still be sending the
       // body we refused; closing now would reset the connection and lose our
-      // answer. Stop sending, then read and discard until it stops.
-      beast::error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-      stream_.expires_after(std::chrono::seconds(5));
+      // answer. Stop sending, then read and discard until it stops. (TLS
+      // ends with close_notify, which the client reads before any reset.)
+      EndSending();
+      tcp().expires_after(std::chrono::seconds(5));
       Drain();
       return;
     }
-    if (!response_.keep_alive()) {
-      beast::error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (close_after_write_ || !response_.keep_alive()) {
+      EndSending();
       return;
     }
     Read();
   }
 
   void Drain() {
-    stream_.async_read_some(asio::buffer(drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    tcp().async_read_some(asio::buffer(drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (!ec) self->Drain();
     });
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
+  std::string client_name_;  // the verified client certificate's common name
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
@@ -147,7 +219,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, 16384> drain_{};
 };
 
-void SessionExchange::Reply(HttpResponse response) { session_->Reply(std::move(response), keep_alive_, version_); }
+template <typename Stream>
+void SessionExchange<Stream>::Reply(HttpResponse response) {
+  session_->Reply(std::move(response), keep_alive_, version_);
+}
 
 }  // namespace
 
@@ -158,7 +233,11 @@ class HttpServer::Impl {
   void Accept(const Router& router, const HttpServerOptions& options) {
     acceptor.async_accept(asio::make_strand(io), [this, &router, &options](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), router, options)->Start();
+      if (!ec && options.tls) {
+        std::make_shared<Session<TlsStream>>(std::move(socket), router, options, *options.tls)->Start();
+      } else if (!ec) {
+        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), router, options)->Start();
+      }
       Accept(router, options);
     });
   }

@@ -4,7 +4,9 @@
 //
 // Requests are read with a body limit (413 past it) and handed to the Router;
 // a handler may answer later from any thread (long polls). Keep-alive is
-// honoured; idle connections are closed after `idle_timeout`.
+// honoured; idle connections are closed after `idle_timeout`. With a TLS
+// context every connection is TLS (net/tls.h), and each request carries the
+// name of the client certificate its connection proved.
 #pragma once
 
 #include <chrono>
@@ -16,6 +18,7 @@
 
 #include "base/status.h"
 #include "net/router.h"
+#include "net/tls.h"
 
 namespace boost::asio {
 class io_context;
@@ -29,6 +32,7 @@ struct HttpServerOptions {
   int threads = 2;
   std::size_t body_limit = 1 << 20;
   std::chrono::seconds idle_timeout{120};
+  TlsContext tls;  // null: plain HTTP
 };
 
 class HttpServer {

@@ -128,6 +128,11 @@ TEST(EndpointTest, Parses) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->host, "127.0.0.1");
   EXPECT_EQ(e->port, 7070);
+  EXPECT_FALSE(e->tls);
+  auto secure = ParseEndpoint("https://tessera.example:443");
+  ASSERT_TRUE(secure.ok());
+  EXPECT_TRUE(secure->tls);
+  EXPECT_EQ(secure->Url(), "https://tessera.example:443");
   EXPECT_FALSE(ParseEndpoint("localhost").ok());
   EXPECT_FALSE(ParseEndpoint("h:99999").ok());
 }

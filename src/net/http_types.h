@@ -29,6 +29,9 @@ struct HttpRequest {
   std::map<std::string, std::string> headers; // lower-case names
   std::string body;
   std::string remote_address;
+  // The common name of the client certificate the TLS handshake verified
+  // (mutual TLS); empty without one.
+  std::string client_certificate;
   Caller caller;
 
   std::string Header(std::string_view name) const {

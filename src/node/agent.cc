@@ -75,6 +75,11 @@ class Agent::Impl {
     Result<std::vector<net::Endpoint>> endpoints = net::ParseEndpoints(options_.server);
     if (!endpoints.ok()) return endpoints.status();
     servers_ = *endpoints;
+    if (!options_.tls.ca_file.empty() || !options_.tls.cert_file.empty()) {
+      Result<net::TlsContext> tls = net::MakeClientTls(options_.tls);
+      if (!tls.ok()) return tls.status();
+      tls_ = *tls;
+    }
     std::error_code ec;
     fs::create_directories(options_.data_dir, ec);
     if (ec) return Status(StatusCode::kFailedPrecondition, "cannot create the agent's data directory " + options_.data_dir + ": " + ec.message());
@@ -102,7 +107,7 @@ class Agent::Impl {
 
   void Run(const std::atomic<bool>& stop) {
     std::thread poller([this, &stop] { PollAssignments(stop); });
-    net::HttpClient client(servers_);
+    net::HttpClient client(servers_, tls_);
     auto last_report = std::chrono::steady_clock::time_point();
     while (!stop) {
       {
@@ -320,7 +325,7 @@ class Agent::Impl {
   }
 
   void PollAssignments(const std::atomic<bool>& stop) {
-    net::HttpClient client(servers_);
+    net::HttpClient client(servers_, tls_);
     std::int64_t revision = -1;
     std::int64_t epoch = 0;  // the newest leader epoch seen
     while (!stop) {
@@ -613,6 +618,7 @@ class Agent::Impl {
 
   AgentOptions options_;
   std::vector<net::Endpoint> servers_;  // every replica of the server
+  net::TlsContext tls_;                 // for https servers: trust and this node's certificate
   std::mutex credential_mu_;            // the main loop and the poller both send it
   std::string credential_;              // this node's own token, from its registration
   std::unique_ptr<GpuProvider> gpus_;

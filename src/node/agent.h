@@ -28,6 +28,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "net/tls.h"
 #include "node/gpu/gpu_provider.h"
 #include "node/health/gpu_health.h"
 #include "node/sharing/shared_gpus.h"
@@ -36,6 +37,9 @@ namespace tessera::node {
 
 struct AgentOptions {
   std::string server = "http://127.0.0.1:7070";  // or every replica, comma-separated
+  // For an https server: the CA that signed its certificate, and this node's
+  // own certificate and key for mutual TLS (its common name is the node's name).
+  net::TlsFiles tls;
   // A node-join token (docs/security.md): the first registration trades it
   // for this node's own credential, kept in <data_dir>/credential.
   std::string join_token;

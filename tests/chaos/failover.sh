@@ -24,7 +24,7 @@ TESSERA_SERVER=$(IFS=,; echo "${urls[*]}")
 
 start_replica() {
   "$TESSERA" server --listen "127.0.0.1:${ports[$1]}" --data-dir "$WORK/server-$1" --store "$ETCD_URL" --lease-ttl 1 \
-    --heartbeat-timeout 5 >>"$WORK/server-$1.log" 2>&1 &
+    --heartbeat-timeout 5 --plain-http >>"$WORK/server-$1.log" 2>&1 &
   echo $! >"$WORK/server-$1.pid"
   PIDS+=("$!")
   disown "$!"

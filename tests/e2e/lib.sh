@@ -34,16 +34,22 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 log() { echo "[$(date +%T)] $*" >&2; }
 
-# start_server [extra flags...]: a server on a free port with state in $WORK/server.
+# start_server [extra flags...]: a server on a free port with state in
+# $WORK/server, plain HTTP on loopback; with SERVER_TLS=1, TLS from the
+# server's own CA ($WORK/server/tls/ca.crt, exported as TESSERA_CA_FILE).
 start_server() {
-  local port=${SERVER_PORT:-0}
-  "$TESSERA" server --listen "127.0.0.1:$port" --data-dir "$WORK/server" "$@" >>"$WORK/server.log" 2>&1 &
+  local port=${SERVER_PORT:-0} transport=(--plain-http)
+  if [ -n "${SERVER_TLS:-}" ]; then
+    transport=()
+    export TESSERA_CA_FILE=$WORK/server/tls/ca.crt
+  fi
+  "$TESSERA" server --listen "127.0.0.1:$port" --data-dir "$WORK/server" "${transport[@]}" "$@" >>"$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
   disown "$SERVER_PID"  # killed on purpose: no "Killed" notice from bash
   for _ in $(seq 100); do
-    SERVER_URL=$(grep -o 'listening on http://[0-9.:]*' "$WORK/server.log" | tail -n1 | sed 's/listening on //') || true
-    if [ -n "$SERVER_URL" ] && curl -sf "$SERVER_URL/v1/healthz" >/dev/null; then
+    SERVER_URL=$(grep -o 'listening on https\?://[0-9.:]*' "$WORK/server.log" | tail -n1 | sed 's/listening on //') || true
+    if [ -n "$SERVER_URL" ] && curl -sf ${SERVER_TLS:+--cacert "$TESSERA_CA_FILE"} "$SERVER_URL/v1/healthz" >/dev/null; then
       SERVER_PORT=${SERVER_URL##*:}
       export TESSERA_SERVER=$SERVER_URL
       return 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Agents as separate hosts: each in a network namespace of its own, with its
 # own address on a bridge. A 2-rank gang meets across the namespaces at
-# MASTER_ADDR, the address of rank 0's host. Needs root and iproute2.
+# MASTER_ADDR, the address of rank 0's host; the agents speak mutual TLS to
+# the server across the bridge. Needs root and iproute2.
 source "$(dirname "$0")/lib.sh" "$1"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
@@ -15,13 +16,18 @@ CLEANUPS+=("ip link del $bridge")
 ip addr add "10.$tag.0.1/24" dev "$bridge"
 ip link set "$bridge" up
 
+# Off loopback the API is TLS: the server is its own CA, and each host's
+# agent proves its node with a certificate from it (mutual TLS).
+for i in 1 2; do "$TESSERA" certs issue --ca-dir "$WORK/server/tls" --name "host$i" --out "$WORK/host$i" >/dev/null; done
+export TESSERA_CA_FILE=$WORK/server/tls/ca.crt
 SERVER_PORT=0
 "$TESSERA" server --listen "10.$tag.0.1:0" --no-auth --data-dir "$WORK/server" >>"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 PIDS+=("$SERVER_PID")
 disown "$SERVER_PID"
 wait_until 10 grep -q "listening on" "$WORK/server.log"
-SERVER_URL=$(grep -o 'listening on http://[0-9.:]*' "$WORK/server.log" | sed 's/listening on //')
+SERVER_URL=$(grep -o 'listening on https://[0-9.:]*' "$WORK/server.log" | sed 's/listening on //')
+[ -n "$SERVER_URL" ] || fail "the server listens with TLS off loopback: $(cat "$WORK/server.log")"
 export TESSERA_SERVER=$SERVER_URL
 
 for i in 1 2; do
@@ -34,7 +40,7 @@ for i in 1 2; do
   ip netns exec "$ns" ip link set eth0 up
   ip netns exec "$ns" ip link set lo up
   ip netns exec "$ns" "$TESSERA" agent --server "$SERVER_URL" --name "host$i" --address "10.$tag.0.1$i" \
-    --data-dir "$WORK/host$i" --fake-gpus "$(fake_gpus "host$i" 4)" --heartbeat 0.5 --no-cgroups >>"$WORK/host$i.log" 2>&1 &
+    --ca-file "$TESSERA_CA_FILE" --cert-file "$WORK/host$i.crt" --key-file "$WORK/host$i.key" --data-dir "$WORK/host$i" --fake-gpus "$(fake_gpus "host$i" 4)" --heartbeat 0.5 --no-cgroups >>"$WORK/host$i.log" 2>&1 &
   PIDS+=("$!")
   disown "$!"
 done
