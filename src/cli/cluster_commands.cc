@@ -35,11 +35,11 @@ void PrintNodes(const json& answer) {
 }
 
 void PrintQueues(const json& answer) {
-  Table table({"QUEUE", "GUARANTEED", "LIMIT", "WEIGHT", "ALLOCATED", "RUNNING", "PENDING"});
+  Table table({"QUEUE", "GUARANTEED", "LIMIT", "PER USER", "WEIGHT", "ALLOCATED", "RUNNING", "PENDING"});
+  const auto optional = [](const json& gpus) { return gpus.is_null() ? std::string("-") : FormatGpus(gpus.get<double>()); };
   for (const json& q : answer["queues"]) {
     const double g = q["guaranteed"].get<double>();
-    table.Add({q["name"], g > 1e12 ? "all" : FormatGpus(g), q["limit"].is_null() ? "-" : FormatGpus(q["limit"].get<double>()),
-               FormatGpus(q["weight"].get<double>()), FormatGpus(q["allocatedGpus"].get<double>()),
+    table.Add({q["name"], g > 1e12 ? "all" : FormatGpus(g), optional(q["limit"]), optional(q["userLimit"]), FormatGpus(q["weight"].get<double>()), FormatGpus(q["allocatedGpus"].get<double>()),
                std::to_string(q["runningJobs"].get<std::int64_t>()), std::to_string(q["pendingJobs"].get<std::int64_t>())});
   }
   table.Print();
@@ -67,7 +67,7 @@ struct QueueArgs {
   ClientOptions client;
   std::string name;
   double guaranteed = 0, weight = 1;
-  double limit = -1;
+  double limit = -1, user_limit = -1;
   std::vector<std::string> admins, members;
 };
 
@@ -134,6 +134,7 @@ void AddClusterCommands(CLI::App& app) {
     set_cmd->add_option("queue", set->name, "Queue path")->required();
     set_cmd->add_option("--guaranteed", set->guaranteed, "GPUs the queue can always get back");
     set_cmd->add_option("--limit", set->limit, "GPUs the queue may never exceed (default: none)");
+    set_cmd->add_option("--user-limit", set->user_limit, "GPUs the jobs of any one user may hold in this queue and below (default: no limit)");
     set_cmd->add_option("--weight", set->weight, "Fair-share weight");
     set_cmd->add_option("--admins", set->admins, "Users who manage this queue and those below it (comma-separated)")->delimiter(',');
     set_cmd->add_option("--members", set->members, "Users who may submit here and below (comma-separated)")->delimiter(',');
@@ -141,6 +142,7 @@ void AddClusterCommands(CLI::App& app) {
       ApiClient api(set->client);
       json body = {{"guaranteed", set->guaranteed}, {"weight", set->weight}};
       if (set->limit >= 0) body["limit"] = set->limit;
+      if (set->user_limit >= 0) body["userLimit"] = set->user_limit;
       if (!set->admins.empty()) body["admins"] = set->admins;
       if (!set->members.empty()) body["members"] = set->members;
       api.Call("PUT", "/v1/queues/" + net::PercentEncode(set->name), body.dump());

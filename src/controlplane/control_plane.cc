@@ -151,7 +151,8 @@ void ControlPlane::PersistQueues() {
   std::set<std::string> present;
   for (const model::QueueSpec& q : queue_specs_) {
     present.insert(q.path);
-    json j = {{"name", q.path}, {"guaranteedMilli", q.guaranteed_milli}, {"limitMilli", q.limit_milli}, {"weight", q.weight}};
+    json j = {{"name", q.path}, {"guaranteedMilli", q.guaranteed_milli}, {"limitMilli", q.limit_milli}, {"weight", q.weight},
+              {"userLimitMilli", q.user_limit_milli}};
     if (auto access = queue_access_.find(q.path); access != queue_access_.end()) {
       j["admins"] = access->second.admins;
       j["members"] = access->second.members;

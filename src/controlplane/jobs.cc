@@ -88,6 +88,7 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
       if (group.working_dir.empty()) group.working_dir = submit_dir;
     }
     const std::string queue = QueuePath(job.queue);
+    job.user = user;
     const model::JobId id = state_->Submit(std::move(job), NowSeconds());
     JobRecord record;
     record.user = user;

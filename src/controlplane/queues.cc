@@ -1,6 +1,8 @@
 // Queue operations of the control plane: list, create or update, delete.
 // Queue names are paths ("research/nlp"); the tree is rebuilt and validated
 // (guarantees must fit their parent's) before a change is accepted.
+#include <tuple>
+
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
 #include "controlplane/responses.h"
@@ -31,6 +33,7 @@ net::HttpResponse ControlPlane::ListQueues(const net::HttpRequest&) {
               {"pendingJobs", counts[q.id].first},
               {"runningJobs", counts[q.id].second}};
     j["limit"] = q.limit_milli >= model::kUnlimited ? json(nullptr) : json(Gpus(q.limit_milli));
+    j["userLimit"] = q.has_user_limit() ? json(Gpus(q.user_limit_milli)) : json(nullptr);
     const auto access = queue_access_.find(q.path);
     j["admins"] = access == queue_access_.end() ? json::array() : json(access->second.admins);
     j["members"] = access == queue_access_.end() ? json::array() : json(access->second.members);
@@ -43,25 +46,29 @@ void ControlPlane::PutQueue(const net::HttpRequest& request, Reply reply) {
   const std::string path = request.params.at("path");
   Result<json> body = api::ParseJsonBody(request.body.empty() ? "{}" : request.body);
   if (!body.ok()) return reply(StatusResponse(body.status()));
-  Result<api::JsonObject> o = api::JsonObject::Read(*body, "", {"guaranteed", "limit", "weight", "admins", "members"});
+  Result<api::JsonObject> o = api::JsonObject::Read(*body, "", {"guaranteed", "limit", "weight", "userLimit", "admins", "members"});
   if (!o.ok()) return reply(StatusResponse(o.status()));
   QueueAccess access;
   if (Status s = o->ReadStringList("admins", &access.admins); !s.ok()) return reply(StatusResponse(s));
   if (Status s = o->ReadStringList("members", &access.members); !s.ok()) return reply(StatusResponse(s));
   double guaranteed = 0, weight = 1;
-  double limit = -1;
+  double limit = -1, user_limit = -1;
   if (Status s = o->ReadNumber("guaranteed", &guaranteed); !s.ok()) return reply(StatusResponse(s));
   if (Status s = o->ReadNumber("weight", &weight); !s.ok()) return reply(StatusResponse(s));
-  if (o->Has("limit") && !o->Raw("limit").is_null()) {
-    if (Status s = o->ReadNumber("limit", &limit); !s.ok()) return reply(StatusResponse(s));
-    if (limit < 0) return reply(net::ErrorResponse(400, "limit: must not be negative"));
-  }
   constexpr double kMostGpus = 1e9;  // far beyond any cluster, and safe in milli-GPUs
+  // Optional limits: absent or null for none.
+  for (auto [key, out, least] : {std::tuple{"limit", &limit, 0.0}, {"userLimit", &user_limit, 0.001}}) {
+    if (!o->Has(key) || o->Raw(key).is_null()) continue;
+    if (Status s = o->ReadNumber(key, out); !s.ok()) return reply(StatusResponse(s));
+    if (*out < least || *out > kMostGpus) {
+      return reply(net::ErrorResponse(400, std::string(key) + ": must be between " + (least > 0 ? "0.001" : "0") + " and 1e9 GPUs"));
+    }
+  }
   if (guaranteed < 0 || guaranteed > kMostGpus) return reply(net::ErrorResponse(400, "guaranteed: must be between 0 and 1e9 GPUs"));
-  if (limit > kMostGpus) return reply(net::ErrorResponse(400, "limit: must be at most 1e9 GPUs"));
   if (weight <= 0) return reply(net::ErrorResponse(400, "weight: must be above zero"));
-  model::QueueSpec spec{path, static_cast<std::int64_t>(guaranteed * 1000 + 0.5),
-                        limit < 0 ? model::kUnlimited : static_cast<std::int64_t>(limit * 1000 + 0.5), weight};
+  const auto milli_or_unlimited = [](double gpus) { return gpus < 0 ? model::kUnlimited : static_cast<std::int64_t>(gpus * 1000 + 0.5); };
+  model::QueueSpec spec{path, static_cast<std::int64_t>(guaranteed * 1000 + 0.5), milli_or_unlimited(limit), weight,
+                        milli_or_unlimited(user_limit)};
 
   std::lock_guard lock(mu_);
   EnsureState();

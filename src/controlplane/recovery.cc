@@ -28,7 +28,8 @@ Status ControlPlane::Recover() {
     for (const store::Entry& e : *queues) {
       const json j = json::parse(e.value);
       queue_specs_.push_back({j.at("name").get<std::string>(), j.at("guaranteedMilli").get<std::int64_t>(),
-                              j.at("limitMilli").get<std::int64_t>(), j.at("weight").get<double>()});
+                              j.at("limitMilli").get<std::int64_t>(), j.at("weight").get<double>(),
+                              j.value("userLimitMilli", model::kUnlimited)});
       queue_access_[queue_specs_.back().path] = {j.value("admins", std::vector<std::string>()), j.value("members", std::vector<std::string>())};
     }
   } else {
@@ -96,6 +97,7 @@ Status ControlPlane::Recover() {
     job.restarts = j.value("restarts", 0);
     job.attained_gpu_seconds = j.value("attainedGpuSeconds", 0.0);
     record.user = j.value("user", std::string());
+    job.user = record.user;
     record.submit_dir = j.value("submitDir", std::string());
     for (model::TaskGroup& group : job.groups) {
       if (group.working_dir.empty()) group.working_dir = record.submit_dir;

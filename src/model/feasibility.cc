@@ -134,6 +134,10 @@ Status CheckQueue(const Job& job, const QueueTree& queues) {
       return Infeasible("metadata.queue: queue '" + queue.path + "' is limited to " + FormatMilli(queue.limit_milli) +
                         " GPUs, but the gang needs " + FormatMilli(need));
     }
+    if (need > queue.user_limit_milli) {
+      return Infeasible("metadata.queue: queue '" + queue.path + "' allows one user " + FormatMilli(queue.user_limit_milli) +
+                        " GPUs, but the gang needs " + FormatMilli(need));
+    }
     if (!job.preemptible && need > queue.guaranteed_milli) {
       return Infeasible("spec.preemptible: a non-preemptible job must fit in its queue's guarantee, but queue '" +
                         queue.path + "' guarantees " + FormatMilli(queue.guaranteed_milli) +

@@ -33,6 +33,7 @@ QueueTree TestQueues() {
       {"production", 16'000, kUnlimited, 1.0},
       {"research", 24'000, 24'000, 1.0},
       {"research/nlp", 8'000, kUnlimited, 1.0},
+      {"shared", 8'000, kUnlimited, 1.0, 4'000},  // one user at most 4 GPUs
   });
   EXPECT_TRUE(tree.ok()) << tree.status().message();
   return std::move(tree).value();
@@ -235,6 +236,12 @@ TEST_F(FeasibilityTest, QueueLimits) {
   EXPECT_THAT(Infeasible(MakeJob(4, 8000), "research/nlp"),
               HasSubstr("metadata.queue: queue 'research' is limited to 24 GPUs, but the gang needs 32"));
   EXPECT_TRUE(Check(MakeJob(2, 8000), "default").ok());
+}
+
+TEST_F(FeasibilityTest, AGangLargerThanTheUserLimitNeverFits) {
+  EXPECT_THAT(Infeasible(MakeJob(1, 8000), "shared"),
+              HasSubstr("metadata.queue: queue 'shared' allows one user 4 GPUs, but the gang needs 8"));
+  EXPECT_TRUE(Check(MakeJob(2, 2000), "shared").ok());
 }
 
 TEST_F(FeasibilityTest, NonPreemptibleJobsMustFitTheGuarantee) {

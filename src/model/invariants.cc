@@ -90,6 +90,9 @@ std::vector<std::string> CheckInvariants(const Cluster& cluster, const std::vect
       out.push_back("queue '" + q.path + "': usage disagrees with its jobs");
     }
     if (q.allocated.gpu_milli > q.limit_milli) out.push_back("queue '" + q.path + "': over its limit");
+    for (const auto& [user, held] : q.user_gpu_milli) {
+      if (held > q.user_limit_milli) out.push_back("queue '" + q.path + "': user '" + user + "' over the user limit");
+    }
     if (q.pinned_milli > q.guaranteed_milli) out.push_back("queue '" + q.path + "': non-preemptible jobs over its guarantee");
   }
   for (std::string& problem : cluster.AuditIndexes()) out.push_back(std::move(problem));

@@ -76,6 +76,7 @@ struct Job {
   JobId id;
   std::string name;
   QueueId queue;
+  std::string user;  // who submitted it; queues' user limits bind per user
   std::int32_t priority = 0;
   bool preemptible = true;
   Seconds walltime = 0;             // the user's estimate; 0 when not given

@@ -43,6 +43,7 @@ Result<QueueTree> QueueTree::Build(const std::vector<QueueSpec>& specs) {
       return InvalidArgument("queue '" + spec.path + "': limit is below its guarantee");
     }
     if (!(spec.weight > 0) || !std::isfinite(spec.weight)) return InvalidArgument("queue '" + spec.path + "': weight must be positive");
+    if (spec.user_limit_milli <= 0) return InvalidArgument("queue '" + spec.path + "': userLimit must be above zero");
   }
   // std::map orders "a" before "a/b": parents are created before their children.
   std::map<std::string, bool> implicit;
@@ -65,6 +66,7 @@ Result<QueueTree> QueueTree::Build(const std::vector<QueueSpec>& specs) {
     q.guaranteed_milli = spec->guaranteed_milli;
     q.limit_milli = spec->limit_milli;
     q.weight = spec->weight;
+    q.user_limit_milli = spec->user_limit_milli;
   }
   // Implicit parents guarantee what their children do; deepest first so sums nest.
   std::vector<Queue*> order;
@@ -88,12 +90,18 @@ QueueTree QueueTree::Default(std::int64_t cluster_gpu_milli) {
   return *Build({QueueSpec{"default", cluster_gpu_milli, kUnlimited, 1.0}});
 }
 
-void QueueTree::Charge(QueueId queue, const Resources& held, int sign, bool preemptible) {
+void QueueTree::Charge(QueueId queue, const Resources& held, int sign, bool preemptible, const std::string& user) {
   const Resources delta = held * sign;
   queues_[queue.index()].own_allocated += delta;
   for (QueueId q = queue; q.valid(); q = queues_[q.index()].parent) {
-    queues_[q.index()].allocated += delta;
-    if (!preemptible) queues_[q.index()].pinned_milli += delta.gpu_milli;
+    Queue& node = queues_[q.index()];
+    node.allocated += delta;
+    if (!preemptible) node.pinned_milli += delta.gpu_milli;
+    if (node.has_user_limit()) {
+      auto it = node.user_gpu_milli.try_emplace(user, 0).first;
+      it->second += delta.gpu_milli;
+      if (it->second == 0) node.user_gpu_milli.erase(it);
+    }
   }
 }
 

@@ -11,6 +11,8 @@
 //     inside the guarantee, so what is borrowed can always be given back.
 //   * weight: divides the queue's dominant share when queues are ordered for
 //     fair share, so weight 2 entitles a queue to twice the share of weight 1.
+//   * user limit: GPUs the jobs of any one user may hold in the subtree
+//     (Slurm's MaxTRESPerUser), so one member cannot take a team's share.
 // Usage is kept per subtree (for quotas) and per queue (for its own jobs), plus
 // an exponentially decayed average that gives fair share its memory.
 #pragma once
@@ -19,6 +21,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
@@ -35,6 +38,7 @@ struct QueueSpec {
   std::int64_t guaranteed_milli = 0;   // GPUs in milli-GPUs
   std::int64_t limit_milli = kUnlimited;
   double weight = 1.0;
+  std::int64_t user_limit_milli = kUnlimited;  // per user, in the subtree
 };
 
 struct Queue {
@@ -46,11 +50,20 @@ struct Queue {
   std::int64_t guaranteed_milli = 0;
   std::int64_t limit_milli = kUnlimited;
   double weight = 1.0;
+  std::int64_t user_limit_milli = kUnlimited;
   // State.
   Resources allocated;      // this queue and every queue below it
   std::int64_t pinned_milli = 0;  // GPUs of that held by non-preemptible jobs
   Resources own_allocated;  // jobs submitted to this queue itself
   Resources usage_average;  // decayed average of `allocated`
+  // Milli-GPUs each user's jobs hold in the subtree; kept only under a user limit.
+  std::unordered_map<std::string, std::int64_t> user_gpu_milli;
+
+  bool has_user_limit() const { return user_limit_milli < kUnlimited; }
+  std::int64_t UserHeld(const std::string& user) const {
+    auto it = user_gpu_milli.find(user);
+    return it == user_gpu_milli.end() ? 0 : it->second;
+  }
 };
 
 class QueueTree {
@@ -67,8 +80,9 @@ class QueueTree {
   QueueId Find(std::string_view path) const;  // invalid id when absent
 
   // Adds (sign +1) or removes (sign -1) resources held by a job of `queue`;
-  // a non-preemptible job's GPUs also count as pinned.
-  void Charge(QueueId queue, const Resources& held, int sign, bool preemptible = true);
+  // a non-preemptible job's GPUs also count as pinned, and under a user
+  // limit, against `user`.
+  void Charge(QueueId queue, const Resources& held, int sign, bool preemptible = true, const std::string& user = {});
   // Folds the current allocation into the decayed average: after `half_life`
   // seconds an old allocation weighs half as much.
   void Decay(Seconds elapsed, Seconds half_life);

@@ -50,7 +50,7 @@ class QueueOrder {
 
 // Why a job may not take resources now.
 struct Denial {
-  enum class Kind { kQueueLimit, kNonPreemptibleOverGuarantee };
+  enum class Kind { kQueueLimit, kUserLimit, kNonPreemptibleOverGuarantee };
   Kind kind;
   model::QueueId queue;  // the queue whose quota says no
 };

@@ -22,6 +22,7 @@ enum class WaitReason {
   kCapacity,          // not enough free resources that satisfy the gang's constraints
   kReservation,       // would delay the reserved head-of-line gang
   kQueueLimit,        // a queue on its path is at its limit (detail: queue)
+  kUserLimit,         // its user holds what a queue on its path allows one user (detail: queue)
   kOverGuarantee,     // non-preemptible job beyond a guarantee (detail: queue)
   kDependency,        // waits for another job (detail: job)
   kDependencyFailed,  // never: a job it depends on did not succeed (detail: job)

@@ -52,6 +52,12 @@ std::string Explain(const Outcome& outcome, const SchedulerState& state) {
       return "waiting: would delay the gang '" + job_name(outcome.detail) + "' that holds the reservation";
     case WaitReason::kQueueLimit:
       return "waiting: queue '" + queue().path + "' is at its limit of " + FormatMilli(queue().limit_milli) + " GPUs";
+    case WaitReason::kUserLimit: {
+      const std::string& user = state.job(outcome.job).user;
+      return "waiting: " + (user.empty() ? std::string("its user") : "user " + user) + " holds " +
+             FormatMilli(queue().UserHeld(user)) + " of the " + FormatMilli(queue().user_limit_milli) + " GPUs queue '" + queue().path +
+             "' allows one user";
+    }
     case WaitReason::kOverGuarantee:
       return "waiting: non-preemptible jobs must stay within the guarantee of queue '" + queue().path + "' (" +
              FormatMilli(queue().guaranteed_milli) + " GPUs)";

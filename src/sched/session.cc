@@ -27,6 +27,7 @@ std::string_view ToString(WaitReason reason) {
     case WaitReason::kCapacity: return "capacity";
     case WaitReason::kReservation: return "reservation";
     case WaitReason::kQueueLimit: return "queue-limit";
+    case WaitReason::kUserLimit: return "user-limit";
     case WaitReason::kOverGuarantee: return "over-guarantee";
     case WaitReason::kDependency: return "dependency";
     case WaitReason::kDependencyFailed: return "dependency-failed";
@@ -198,7 +199,7 @@ void Session::Evict(JobId victim, JobId preemptor, EvictReason reason) {
 void Session::Record(JobId job, Verdict verdict, WaitReason reason, std::int32_t detail) {
   result_.outcomes.push_back(Outcome{job, verdict, reason, detail, false, false});
   if (reason == WaitReason::kCapacity || reason == WaitReason::kReservation || reason == WaitReason::kQueueLimit ||
-      reason == WaitReason::kOverGuarantee) {
+      reason == WaitReason::kUserLimit || reason == WaitReason::kOverGuarantee) {
     waiting_.push_back(result_.outcomes.size() - 1);
   }
 }

@@ -43,7 +43,7 @@ JobId SchedulerState::Restore(Job job) {
   if (job.state == JobState::kRunning) {
     for (const model::TaskPlacement& task : job.placements) cluster_.Allocate(task);
     job.held = model::SumPlacements(job.placements);
-    queues_.Charge(job.queue, job.Held(), +1, job.preemptible);
+    queues_.Charge(job.queue, job.Held(), +1, job.preemptible, job.user);
   }
   return jobs_.Add(std::move(job));
 }
@@ -55,7 +55,7 @@ void SchedulerState::Bind(JobId id, std::vector<model::TaskPlacement> placements
   job.held = model::SumPlacements(job.placements);
   job.start_time = now;
   job.last_checkpoint = now;
-  queues_.Charge(job.queue, job.Held(), +1, job.preemptible);
+  queues_.Charge(job.queue, job.Held(), +1, job.preemptible, job.user);
   jobs_.SetState(id, JobState::kRunning);
 }
 
@@ -67,7 +67,7 @@ std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id, Time now) {
 
 std::vector<model::TaskPlacement> SchedulerState::Release(JobId id) {
   Job& job = jobs_.at(id);
-  queues_.Charge(job.queue, job.Held(), -1, job.preemptible);
+  queues_.Charge(job.queue, job.Held(), -1, job.preemptible, job.user);
   for (const model::TaskPlacement& task : job.placements) cluster_.Release(task);
   job.held = {};
   jobs_.SetState(id, JobState::kPending);

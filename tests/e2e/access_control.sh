@@ -4,7 +4,8 @@
 # that joins with a join token. Each refusal the issue names is checked with
 # its status: no token and bad tokens (401), another user's job or another
 # queue's logs (403), an agent acting for another node (403), a revoked or
-# expired token (401), a rate and a queue limit (429); and the audit log
+# expired token (401), a rate and a queue limit (429), a per-user GPU limit
+# in a queue (the job waits); and the audit log
 # shows who was refused.
 source "$(dirname "$0")/lib.sh" "$1"
 
@@ -66,6 +67,16 @@ expect_refused "may not POST /v1/nodes/n1/cordon" as alice nodes cordon n1
 expect_refused "needs admin access" as alice audit
 log "queue-admin, viewer and user limits hold"
 
+# Per-user limits: one user may hold 1 GPU in team-a. alice holds it, so her
+# next job waits while GPUs are free; bob's share of team-b is untouched.
+"$TESSERA" queues set team-a --guaranteed 2 --user-limit 1 --members alice --admins anna >/dev/null
+second=$(TESSERA_TOKEN=${TOKEN[alice]} submit --queue team-a --gpus 1 -- true)
+waits_on_user_limit() { [[ "$(job_field "$1" .message)" == *"user alice holds 1 of the 1 GPUs queue 'team-a' allows one user"* ]]; }
+wait_until 10 waits_on_user_limit "$second"
+[ "$("$TESSERA" queues -o json | jq '.queues[] | select(.name == "team-a") | .userLimit')" = 1 ] || fail "the queue shows its user limit"
+"$TESSERA" cancel "$second" >/dev/null
+log "per-user limit: alice's second GPU in team-a waits"
+
 # Revoked and expired tokens.
 bob_id=$(as bob tokens -o json | jq -r '.tokens[0].id')
 "$TESSERA" tokens revoke "$bob_id" >/dev/null
@@ -88,8 +99,8 @@ log "rate limit and queue limit: 429"
 audit=$("$TESSERA" audit -o json --limit 1000)
 jq -e '[.records[] | select(.user == "bob" and .status == 403 and (.target | test("/v1/jobs/'"$a_job"'")))] | length == 1' <<<"$audit" >/dev/null ||
   fail "the audit log shows bob's refused cancel: $(jq -c '.records[-5:]' <<<"$audit")"
-jq -e '[.records[] | select(.user == "alice" and .method == "POST" and .target == "/v1/jobs" and .status == 201)] | length == 1' <<<"$audit" >/dev/null ||
-  fail "the audit log shows alice's submission"
+jq -e '[.records[] | select(.user == "alice" and .method == "POST" and .target == "/v1/jobs" and .status == 201)] | length == 2' <<<"$audit" >/dev/null ||
+  fail "the audit log shows alice's two submissions"
 
 # Tokens and the audit log survive a restart of the server.
 kill -9 "$SERVER_PID"

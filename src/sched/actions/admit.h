@@ -10,8 +10,9 @@ namespace tessera::sched {
 inline bool AdmitOrRecord(Session& session, model::JobId id) {
   const auto denial = session.plugins().admission->Admit(session.state().job(id), session.state().queues());
   if (!denial) return true;
-  const WaitReason reason =
-      denial->kind == Denial::Kind::kQueueLimit ? WaitReason::kQueueLimit : WaitReason::kOverGuarantee;
+  const WaitReason reason = denial->kind == Denial::Kind::kQueueLimit  ? WaitReason::kQueueLimit
+                            : denial->kind == Denial::Kind::kUserLimit ? WaitReason::kUserLimit
+                                                                       : WaitReason::kOverGuarantee;
   session.Record(id, Verdict::kNotNow, reason, denial->queue.value());
   return false;
 }

@@ -19,7 +19,7 @@ class Reclaim final : public PreemptiveAction {
   }
   // Someone borrows, and the job's own queue would stay within its guarantee.
   bool Qualifies(const Session& session, const model::Job& job, const Outcome& outcome) const override {
-    if (!borrowing_ || outcome.reason == WaitReason::kQueueLimit) return false;
+    if (!borrowing_ || outcome.reason == WaitReason::kQueueLimit || outcome.reason == WaitReason::kUserLimit) return false;
     const model::Queue& queue = session.state().queues().queue(job.queue);
     return queue.allocated.gpu_milli + job.MinRequest().gpu_milli <= queue.guaranteed_milli;
   }

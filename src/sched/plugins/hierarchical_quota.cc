@@ -10,6 +10,7 @@ std::optional<Denial> HierarchicalQuota::Admit(const model::Job& job, const mode
   for (model::QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
     const model::Queue& queue = queues.queue(q);
     if (queue.allocated.gpu_milli + need > queue.limit_milli) return Denial{Denial::Kind::kQueueLimit, q};
+    if (queue.has_user_limit() && queue.UserHeld(job.user) + need > queue.user_limit_milli) return Denial{Denial::Kind::kUserLimit, q};
     if (!job.preemptible && queue.pinned_milli + need > queue.guaranteed_milli) {
       return Denial{Denial::Kind::kNonPreemptibleOverGuarantee, q};
     }
@@ -22,6 +23,7 @@ std::int64_t HierarchicalQuota::GpuHeadroom(const model::Job& job, const model::
   for (model::QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
     const model::Queue& queue = queues.queue(q);
     headroom = std::min(headroom, queue.limit_milli - queue.allocated.gpu_milli);
+    if (queue.has_user_limit()) headroom = std::min(headroom, queue.user_limit_milli - queue.UserHeld(job.user));
     if (!job.preemptible) headroom = std::min(headroom, queue.guaranteed_milli - queue.pinned_milli);
   }
   return std::max<std::int64_t>(0, headroom);

@@ -188,5 +188,73 @@ TEST_F(HierarchicalQuotaTest, SiblingReclaimIgnoresAncestorsAboveTheCommonAncest
   EXPECT_TRUE(quota_.MayReclaim(Job("orgA/teamA", 1), Job("orgA/teamB", 1), queues_));
 }
 
+// --- per-user limits ------------------------------------------------------
+
+// team (guaranteed 16) lets one user hold at most 4 GPUs; its child lab
+// (guaranteed 8) at most 2 of them.
+class UserLimitTest : public ::testing::Test {
+ protected:
+  UserLimitTest()
+      : queues_(*model::QueueTree::Build({{"team", 16000, model::kUnlimited, 1.0, 4000}, {"team/lab", 8000, model::kUnlimited, 1.0, 2000}})) {}
+
+  model::Job Job(const std::string& path, const std::string& user, std::int64_t gpus, std::int32_t replicas = 1,
+                 std::int32_t min_replicas = 1) const {
+    model::Job job;
+    job.queue = queues_.Find(path);
+    job.user = user;
+    model::TaskGroup group;
+    group.replicas = replicas;
+    group.min_replicas = min_replicas;
+    group.request.gpu_milli = gpus * 1000;
+    job.groups.push_back(group);
+    return job;
+  }
+  void Run(const std::string& path, const std::string& user, std::int64_t gpus, int sign = +1) {
+    queues_.Charge(queues_.Find(path), {gpus * 1000, 0, 0, 0}, sign, true, user);
+  }
+
+  HierarchicalQuota quota_;
+  model::QueueTree queues_;
+};
+
+TEST_F(UserLimitTest, OneUserStopsAtTheLimitWhileOthersGoOn) {
+  Run("team", "alice", 3);
+  EXPECT_FALSE(quota_.Admit(Job("team", "alice", 1), queues_).has_value());
+  const auto denial = quota_.Admit(Job("team", "alice", 2), queues_);  // 5 > 4
+  ASSERT_TRUE(denial.has_value());
+  EXPECT_EQ(denial->kind, Denial::Kind::kUserLimit);
+  EXPECT_EQ(denial->queue, queues_.Find("team"));
+  EXPECT_FALSE(quota_.Admit(Job("team", "bob", 4), queues_).has_value()) << "bob has a limit of his own";
+  Run("team", "alice", 3, -1);
+  EXPECT_FALSE(quota_.Admit(Job("team", "alice", 4), queues_).has_value()) << "what alice gave back counts no more";
+  EXPECT_TRUE(queues_.queue(queues_.Find("team")).user_gpu_milli.empty()) << "users holding nothing are forgotten";
+}
+
+TEST_F(UserLimitTest, EveryLimitOnThePathBinds) {
+  // In lab, the child's 2 binds first; what alice holds in team itself counts toward team's 4.
+  const auto in_lab = quota_.Admit(Job("team/lab", "alice", 3), queues_);
+  ASSERT_TRUE(in_lab.has_value());
+  EXPECT_EQ(in_lab->queue, queues_.Find("team/lab"));
+  Run("team", "alice", 3);
+  const auto above = quota_.Admit(Job("team/lab", "alice", 2), queues_);  // lab: 2 <= 2, team: 5 > 4
+  ASSERT_TRUE(above.has_value());
+  EXPECT_EQ(above->queue, queues_.Find("team"));
+  Run("team/lab", "bob", 2);
+  EXPECT_EQ(queues_.queue(queues_.Find("team")).UserHeld("bob"), 2000) << "a child's jobs count in the parent's subtree";
+}
+
+TEST_F(UserLimitTest, HeadroomStopsOptionalMembersAtTheUserLimit) {
+  Run("team", "alice", 1);
+  // An elastic gang of 1-GPU members: 3 more fit under alice's 4.
+  EXPECT_EQ(quota_.GpuHeadroom(Job("team", "alice", 1, 8, 1), queues_), 3000);
+  EXPECT_EQ(quota_.GpuHeadroom(Job("team", "bob", 1, 8, 1), queues_), 4000);
+}
+
+TEST(UserLimitTreeTest, AUserLimitMustBePositive) {
+  const Result<model::QueueTree> tree = model::QueueTree::Build({{"team", 0, model::kUnlimited, 1.0, 0}});
+  ASSERT_FALSE(tree.ok());
+  EXPECT_NE(tree.status().message().find("userLimit must be above zero"), std::string::npos) << tree.status().message();
+}
+
 }  // namespace
 }  // namespace tessera::sched
