@@ -58,22 +58,15 @@ Status WriteCertificate(X509* certificate, const std::string& path) {
   return ok ? Status::Ok() : OpenSslFailure("write the certificate " + path);
 }
 
-Result<Key> ReadKey(const std::string& path) {
+// Reads the CA's key or certificate with `read` (PEM_read_PrivateKey, PEM_read_X509).
+template <typename Owned, typename Read>
+Result<Owned> ReadPem(const std::string& path, const std::string& what, Read read) {
   FILE* file = std::fopen(path.c_str(), "r");
-  if (file == nullptr) return Status(StatusCode::kFailedPrecondition, "cannot read the CA key " + path);
-  Key key(PEM_read_PrivateKey(file, nullptr, nullptr, nullptr));
+  if (file == nullptr) return Status(StatusCode::kFailedPrecondition, "cannot read the CA " + what + " " + path);
+  Owned object(read(file, nullptr, nullptr, nullptr));
   std::fclose(file);
-  if (!key) return InvalidArgument(path + " holds no PEM private key");
-  return key;
-}
-
-Result<Certificate> ReadCertificate(const std::string& path) {
-  FILE* file = std::fopen(path.c_str(), "r");
-  if (file == nullptr) return Status(StatusCode::kFailedPrecondition, "cannot read the CA certificate " + path);
-  Certificate certificate(PEM_read_X509(file, nullptr, nullptr, nullptr));
-  std::fclose(file);
-  if (!certificate) return InvalidArgument(path + " holds no PEM certificate");
-  return certificate;
+  if (!object) return InvalidArgument(path + " holds no PEM " + what);
+  return object;
 }
 
 Result<Key> NewKey() {
@@ -148,9 +141,9 @@ Status IssueCertificate(const std::string& ca_dir, const CertificateRequest& req
                         const std::string& key_path) {
   if (request.common_name.empty()) return InvalidArgument("a certificate needs a name");
   const CertificateAuthorityFiles ca = CaFilesIn(ca_dir);
-  Result<Key> ca_key = ReadKey(ca.key);
+  Result<Key> ca_key = ReadPem<Key>(ca.key, "private key", PEM_read_PrivateKey);
   if (!ca_key.ok()) return ca_key.status();
-  Result<Certificate> ca_certificate = ReadCertificate(ca.cert);
+  Result<Certificate> ca_certificate = ReadPem<Certificate>(ca.cert, "certificate", PEM_read_X509);
   if (!ca_certificate.ok()) return ca_certificate.status();
   Result<Key> key = NewKey();
   if (!key.ok()) return key.status();

@@ -7,6 +7,18 @@
 namespace tessera::sched {
 namespace {
 
+// A job of one task group: `replicas` tasks of `gpus` GPUs, at least `min_replicas` of them.
+model::Job GroupJob(model::QueueId queue, std::int64_t gpus, std::int32_t replicas, std::int32_t min_replicas) {
+  model::Job job;
+  job.queue = queue;
+  model::TaskGroup group;
+  group.replicas = replicas;
+  group.min_replicas = min_replicas;
+  group.request.gpu_milli = gpus * 1000;
+  job.groups.push_back(group);
+  return job;
+}
+
 // orgA (guaranteed 8, limit 12) -> teamA (4), teamB (4, limit 6)
 // orgB (guaranteed 8)           -> x (4), y (4)
 class HierarchicalQuotaTest : public ::testing::Test {
@@ -29,14 +41,8 @@ class HierarchicalQuotaTest : public ::testing::Test {
   }
   model::Job Job(const std::string& path, std::int64_t gpus, bool preemptible = true, std::int32_t replicas = 1,
                  std::int32_t min_replicas = 1) const {
-    model::Job job;
-    job.queue = Q(path);
+    model::Job job = GroupJob(Q(path), gpus, replicas, min_replicas);
     job.preemptible = preemptible;
-    model::TaskGroup group;
-    group.replicas = replicas;
-    group.min_replicas = min_replicas;
-    group.request.gpu_milli = gpus * 1000;
-    job.groups.push_back(group);
     job.held.gpu_milli = gpus * 1000 * min_replicas;  // as if running: what a victim would give back
     return job;
   }
@@ -199,14 +205,8 @@ class UserLimitTest : public ::testing::Test {
 
   model::Job Job(const std::string& path, const std::string& user, std::int64_t gpus, std::int32_t replicas = 1,
                  std::int32_t min_replicas = 1) const {
-    model::Job job;
-    job.queue = queues_.Find(path);
+    model::Job job = GroupJob(queues_.Find(path), gpus, replicas, min_replicas);
     job.user = user;
-    model::TaskGroup group;
-    group.replicas = replicas;
-    group.min_replicas = min_replicas;
-    group.request.gpu_milli = gpus * 1000;
-    job.groups.push_back(group);
     return job;
   }
   void Run(const std::string& path, const std::string& user, std::int64_t gpus, int sign = +1) {
