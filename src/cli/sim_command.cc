@@ -1,6 +1,7 @@
 // tessera sim: replays a workload on a simulated cluster through the real
 // scheduling core and writes summary.json, jobs.csv, timeseries.csv and
-// report.html; or, with --mode packing, runs the FGD paper's packing study
+// report.html; with --mode packing, runs the FGD paper's packing study;
+// with --mode calibrate, fits the failure model to Philly's retried jobs
 // (docs/simulator.md). Flags and printing only: the work is in src/simkit.
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "simkit/failure_calibration.h"
 #include "simkit/packing.h"
 #include "simkit/policies.h"
 #include "simkit/report.h"
@@ -26,7 +28,7 @@ struct SimArgs {
   std::string preset;
   std::string cluster = "16 nodes x 8 GPUs";
   std::string policy = "default";
-  std::string mode = "events";         // events | packing
+  std::string mode = "events";         // events | packing | calibrate
   simkit::SourceOptions source;
   Seconds cycle_interval = 0;
   std::vector<double> las_thresholds;  // GPU-seconds; empty: the scheduler's default
@@ -34,6 +36,7 @@ struct SimArgs {
   int seeds = 10;                      // packing: shuffles to average over
   std::string placement = "best-fit";  // packing: best-fit | fgd | random
   std::string failures = "none";       // none | llama3 | interruptions per GPU-hour
+  double failure_rate = 0;             // calibrate: failures per GPU-hour; 0: the trace's
   Seconds checkpoint_interval = 0;     // for jobs without one of their own
   simkit::FailureModel failure_model;
   std::string out;
@@ -85,6 +88,47 @@ void RunPackingStudy(const SimArgs& args, const simkit::Workload& pods) {
     std::printf("%s: %.2f%% of GPU capacity allocated at %.0f%% demand (mean of %d seeds, %.1f s)\n", args.placement.c_str(),
                 100 * result.mean_allocated, 100 * args.demand, args.seeds, wall);
   }
+}
+
+void RunCalibration(const SimArgs& args) {
+  constexpr std::string_view kKind = "philly-attempts:";
+  if (!args.workload.starts_with(kKind)) Fail(InvalidArgument("--mode calibrate: --workload philly-attempts:PATH (philly-multigpu/jobs.json)"));
+  const std::string path = args.workload.substr(kKind.size());
+  const auto jobs = OrFail(simkit::LoadPhillyAttempts(path));
+  simkit::FailureModel model = args.failure_model;
+  model.seed = args.source.seed;
+  if (args.failures != "none") Fail(InvalidArgument("--mode calibrate: the failure rate is the trace's; use --failure-rate to override it"));
+  model.per_gpu_hour = args.failure_rate;
+  const auto start = std::chrono::steady_clock::now();
+  const Seconds checkpoint = args.checkpoint_interval > 0 ? args.checkpoint_interval : 3600;
+  const simkit::Calibration c = OrFail(simkit::Calibrate(jobs, path, OrFail(simkit::LoadClusterSource(args.cluster)), model,
+                                                         checkpoint, OrFail(simkit::PolicyConfig(args.policy))));
+  const double wall = SecondsSince(start);
+  if (!args.out.empty()) {
+    std::filesystem::create_directories(args.out);
+    const nlohmann::json out = {{"workload", args.workload}, {"cluster", args.cluster}, {"policy", args.policy},
+                                {"failures_per_gpu_hour", c.model.per_gpu_hour}, {"restart_cost_s", c.model.restart_cost},
+                                {"checkpoint_interval_s", checkpoint},
+                                {"observed", simkit::ToJson(c.observed)}, {"simulated", simkit::ToJson(c.simulated)}, {"wall_s", wall}};
+    std::ofstream(args.out + "/calibration.json") << out.dump(2) << "\n";
+  }
+  if (args.quiet) return;
+  const auto attempts = [](const simkit::RetryStats& s) {
+    std::string out;
+    for (std::int64_t n : s.attempts) out += (out.empty() ? "" : "/") + std::to_string(n);
+    return out;
+  };
+  const auto gaps = [](const simkit::RetryStats& s) {
+    return std::to_string(s.gap_p10) + "/" + std::to_string(s.gap_p50) + "/" + std::to_string(s.gap_p90) + " s";
+  };
+  std::printf("%lld Philly jobs of 4+ GPUs, failures at %.3g per GPU-hour (%s), checkpoints every %lld s, %s policy on %s; %.1f s\n",
+              static_cast<long long>(c.observed.jobs), c.model.per_gpu_hour, args.failure_rate > 0 ? "given" : "the trace's rate",
+              static_cast<long long>(checkpoint), args.policy.c_str(), args.cluster.c_str(), wall);
+  std::printf("%-28s %-22s %s\n", "", "Philly", "simulated");
+  std::printf("%-28s %-22.1f %.1f\n", "jobs retried (%)", 100 * c.observed.retried_share, 100 * c.simulated.retried_share);
+  std::printf("%-28s %-22s %s\n", "jobs with 1/2/3/4/5+ attempts", attempts(c.observed).c_str(), attempts(c.simulated).c_str());
+  std::printf("%-28s %-22.3g %.3g\n", "failures per GPU-hour", c.observed.failures_per_gpu_hour, c.simulated.failures_per_gpu_hour);
+  std::printf("%-28s %-22s %s\n", "gap p10/p50/p90", gaps(c.observed).c_str(), gaps(c.simulated).c_str());
 }
 
 void RunEvents(const SimArgs& args, simkit::Workload workload) {
@@ -167,9 +211,10 @@ void RunEvents(const SimArgs& args, simkit::Workload workload) {
 void RunSim(SimArgs args) {
   if (!args.preset.empty() && args.preset != "helios") Fail(InvalidArgument("--preset: unknown preset '" + args.preset + "' (known: helios)"));
   args.source.helios = args.preset == "helios";
+  if (args.mode == "calibrate") return RunCalibration(args);
   simkit::Workload workload = OrFail(simkit::LoadWorkloadSource(args.workload, args.source));
   if (args.mode == "packing") return RunPackingStudy(args, workload);
-  if (args.mode != "events") Fail(InvalidArgument("--mode: events or packing"));
+  if (args.mode != "events") Fail(InvalidArgument("--mode: events, packing or calibrate"));
   RunEvents(args, std::move(workload));
 }
 
@@ -178,14 +223,19 @@ void RunSim(SimArgs args) {
 void AddSimCommand(CLI::App& app) {
   auto args = std::make_shared<SimArgs>();
   auto* cmd = app.add_subcommand("sim", "Replay a workload on a simulated cluster through the scheduling core");
-  cmd->add_option("--workload", args->workload, "philly:PATH, alibaba:PODS.csv, jsonl:PATH, synthetic:N or gang:GPUS:DURATION")
+  cmd->add_option("--workload", args->workload,
+                  "philly:PATH, alibaba:PODS.csv, jsonl:PATH, synthetic:N or gang:GPUS:DURATION (calibrate: philly-attempts:PATH)")
       ->required();
   cmd->add_option("--preset", args->preset, "helios: Philly Oct-Nov 2017, its 11 VCs simulated separately");
   cmd->add_option("--cluster", args->cluster, "cluster file, shape, or alibaba:NODES.csv (without a preset)")
       ->capture_default_str();
   cmd->add_option("--policy", args->policy, "default, fifo, sjf (oracle), srtf (oracle, preemptive) or las (Tiresias)")
       ->capture_default_str();
-  cmd->add_option("--mode", args->mode, "events (replay over time) or packing (the FGD paper's protocol)")->capture_default_str();
+  cmd->add_option("--mode", args->mode,
+                  "events (replay over time), packing (the FGD paper's protocol) or calibrate (the failure model against "
+                  "philly-attempts:PATH)")
+      ->capture_default_str();
+  cmd->add_option("--failure-rate", args->failure_rate, "calibrate: failures per GPU-hour to simulate (default: the trace's)");
   cmd->add_option("--load", args->source.load, "divide Philly submit offsets by this")->capture_default_str();
   cmd->add_option("--seed", args->source.seed)->capture_default_str();
   cmd->add_option("--rate", args->source.rate, "synthetic arrivals per second")->capture_default_str();
@@ -197,7 +247,8 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--placement", args->placement, "packing: best-fit, fgd or random")->capture_default_str();
   cmd->add_option("--failures", args->failures, "none, llama3 (Llama 3's interruption rate) or interruptions per GPU-hour")
       ->capture_default_str();
-  cmd->add_option("--checkpoint-interval", args->checkpoint_interval, "seconds, for jobs without their own")->capture_default_str();
+  cmd->add_option("--checkpoint-interval", args->checkpoint_interval, "seconds, for jobs without their own (calibrate: default 3600)")
+      ->capture_default_str();
   cmd->add_option("--restart-cost", args->failure_model.restart_cost, "seconds of extra work after every restart")
       ->capture_default_str();
   cmd->add_option("--gpu-repair", args->failure_model.gpu_repair, "seconds a failed GPU is out")->capture_default_str();

@@ -28,7 +28,9 @@ std::optional<double> Number(const std::string& text) {
   return value;
 }
 
-model::Job PhillyJob(const std::string& name, std::int64_t gpus) {
+}  // namespace
+
+model::Job PhillyGang(const std::string& name, std::int64_t gpus) {
   model::Job job;
   job.name = name;
   job.topology = {model::TopologyLevel::kCluster, false};  // as tight as possible, else anywhere
@@ -48,7 +50,6 @@ model::Job PhillyJob(const std::string& name, std::int64_t gpus) {
   return job;
 }
 
-}  // namespace
 
 Result<Time> ParseTimestamp(const std::string& text) {
   std::tm tm{};
@@ -90,7 +91,7 @@ Result<Workload> LoadPhillyCsv(const std::string& path, const PhillyOptions& opt
     if (options.window_end && *submit >= *options.window_end) continue;
     if (!options.vcs.empty() && !options.vcs.contains(f[4])) continue;
     WorkloadJob job;
-    job.job = PhillyJob("philly-" + std::to_string(number), static_cast<std::int64_t>(*gpus));
+    job.job = PhillyGang("philly-" + std::to_string(number), static_cast<std::int64_t>(*gpus));
     job.submit = *submit;
     job.duration = std::max<Seconds>(1, std::llround(*duration));
     job.group = f[4];

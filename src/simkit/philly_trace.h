@@ -27,6 +27,10 @@ struct PhillyOptions {
 // rows are errors naming "file:line: reason"; nothing is skipped silently.
 Result<Workload> LoadPhillyCsv(const std::string& path, const PhillyOptions& options);
 
+// A Philly job of `gpus` GPUs: one task up to 8, else a gang of 8-GPU tasks
+// (and one for the remainder), placed as tightly as the topology allows.
+model::Job PhillyGang(const std::string& name, std::int64_t gpus);
+
 // "2017-10-01 00:00:00" -> seconds since the epoch (read as UTC).
 Result<Time> ParseTimestamp(const std::string& text);
 

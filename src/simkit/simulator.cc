@@ -59,6 +59,7 @@ class Run {
   std::vector<Time> started_;          // start of the current run, per job
   std::vector<std::int32_t> epoch_;
   std::vector<std::uint8_t> restarting_;  // pays the restart cost when it next starts
+  std::vector<Time> interrupted_;          // when it was last interrupted
   std::priority_queue<Outage, std::vector<Outage>, std::greater<>> repairs_;
   Rng failure_rng_{options_.failures.seed};
   Time next_failure_ = kNever;
@@ -79,6 +80,7 @@ Status Run::Submit(const WorkloadJob& w, Time now) {
   result_.jobs.push_back(std::move(record));
   done_.push_back(0);
   restarting_.push_back(0);
+  interrupted_.push_back(0);
   started_.push_back(0);
   epoch_.push_back(0);
   return Status::Ok();
@@ -112,6 +114,7 @@ void Run::Cycle(Time now) {
     if (result_.jobs[j].first_start < 0) result_.jobs[j].first_start = now;
     Seconds remaining = std::max<Seconds>(0, result_.jobs[j].duration - done_[j]);
     if (restarting_[j]) {  // startup and checkpoint loading: work that produces nothing
+      result_.restart_gaps.push_back(now - interrupted_[j]);
       remaining += options_.failures.restart_cost;
       done_[j] -= options_.failures.restart_cost;
       result_.lost_gpu_seconds += static_cast<double>(result_.jobs[j].gpu_milli) / 1000.0 *
@@ -130,6 +133,7 @@ void Run::Interrupt(model::JobId id, Time now) {
   Halt(id, now, Saved(state_.job(id), now - started_[j]));
   ++result_.jobs[j].failures;
   restarting_[j] = 1;
+  interrupted_[j] = now;
   static_cast<void>(state_.Requeue(id, now));  // unlimited restarts under the failure model
 }
 

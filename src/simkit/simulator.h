@@ -78,6 +78,7 @@ struct SimResult {
   double lost_gpu_seconds = 0;
   std::int64_t preemptions = 0;
   std::int64_t failures = 0;  // hardware interruptions injected
+  std::vector<Seconds> restart_gaps;  // from an interruption to the job's next start
   BurstStats bursts;          // vGPU memory bursts (simkit/burst_model.h)
   std::int64_t events = 0;
   std::int64_t cycles = 0;

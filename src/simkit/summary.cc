@@ -96,6 +96,7 @@ void Merge(SimResult& total, SimResult part) {
   total.lost_gpu_seconds += part.lost_gpu_seconds;
   total.preemptions += part.preemptions;
   total.failures += part.failures;
+  total.restart_gaps.insert(total.restart_gaps.end(), part.restart_gaps.begin(), part.restart_gaps.end());
   total.bursts.byte_seconds += part.bursts.byte_seconds;
   total.bursts.bursts += part.bursts.bursts;
   total.bursts.given_back += part.bursts.given_back;
