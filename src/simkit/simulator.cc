@@ -1,6 +1,7 @@
 #include "simkit/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <queue>
 #include <tuple>
@@ -72,6 +73,15 @@ Status Run::Submit(const WorkloadJob& w, Time now) {
   model::Job job = w.job;
   job.queue = state_.queues().Find(w.queue);
   if (!job.queue.valid()) return InvalidArgument(workload_.source + ": job " + job.name + ": unknown queue '" + w.queue + "'");
+  // A run that must survive this many failures in a row to finish never
+  // does (e^-20): say so rather than simulate forever.
+  const double expected_failures = options_.failures.per_gpu_hour * static_cast<double>(job.TotalRequest().gpu_milli) / 1000.0 *
+                                   static_cast<double>(w.duration) / 3600.0;
+  if (job.checkpoint_interval == 0 && expected_failures > 20) {
+    return InvalidArgument(workload_.source + ": job " + job.name + " expects " + std::to_string(std::lround(expected_failures)) +
+                           " failures per run at this failure rate and keeps no checkpoint: it would never finish "
+                           "(give --checkpoint-interval)");
+  }
   job.oracle_duration = w.duration;
   // Under the failure model jobs restart from their checkpoints as often as needed.
   if (options_.failures.per_gpu_hour > 0) job.max_restarts = std::numeric_limits<std::int32_t>::max();

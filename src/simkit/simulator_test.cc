@@ -271,6 +271,17 @@ TEST(SimulatorTest, WorkloadSources) {
   EXPECT_EQ(cluster->capacity().gpu_milli, 32000);
 }
 
+TEST(SimulatorTest, AJobThatCouldNeverOutrunItsFailuresIsAnError) {
+  Workload w{"wl.jsonl", {Job("long", 0, 100 * 3600, 8)}};
+  SimOptions options;
+  options.failures.per_gpu_hour = 2.0 / 16;  // 100 expected in one 100-hour run on 8 GPUs
+  const auto r = Simulate(State("2 nodes x 8 GPUs"), w, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("wl.jsonl: job long expects 100 failures per run"), std::string::npos) << r.status().message();
+  w.jobs[0].job.checkpoint_interval = 3600;
+  EXPECT_TRUE(Simulate(State("2 nodes x 8 GPUs"), w, options).ok()) << "with checkpoints it finishes";
+}
+
 TEST(SimulatorTest, UnknownQueueIsAnError) {
   Workload w{"wl.jsonl", {Job("a", 0, 10, 1)}};
   w.jobs[0].queue = "nope";
