@@ -75,9 +75,11 @@ class Server {
   Status KeepAdminToken(const std::string& path);
 
   std::unique_ptr<store::StateStore> store_;
-  std::unique_ptr<ControlPlane> plane_;
   net::Router router_;
   std::unique_ptr<net::HttpServer> http_;
+  // After http_: destroyed first, with the long polls it still holds, whose
+  // connections must close while the HTTP server's I/O context exists.
+  std::unique_ptr<ControlPlane> plane_;
   std::string store_description_;
   std::string advertise_;
   std::string address_;

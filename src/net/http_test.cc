@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "net/http_client.h"
@@ -30,13 +31,14 @@ class HttpTest : public ::testing::Test {
       ex->Reply(r);
     });
     // Answers from another thread, later: how long polls reply.
-    router_.Add("GET", "/v1/later", [](const ExchangePtr& ex) {
-      std::thread([ex] {
+    router_.Add("GET", "/v1/later", [this](const ExchangePtr& ex) {
+      std::lock_guard lock(repliers_mu_);
+      repliers_.emplace_back([ex] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         HttpResponse r;
         r.body = "late";
         ex->Reply(r);
-      }).detach();
+      });
     });
     HttpServerOptions options;
     options.body_limit = 1024;
@@ -44,8 +46,17 @@ class HttpTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start().ok());
   }
 
+  // The repliers hold their exchange, and with it the connection, until they
+  // end: they must end before the server goes.
+  void TearDown() override {
+    std::lock_guard lock(repliers_mu_);
+    for (std::thread& t : repliers_) t.join();
+  }
+
   Router router_;
   std::unique_ptr<HttpServer> server_;
+  std::mutex repliers_mu_;
+  std::vector<std::thread> repliers_;
 };
 
 TEST_F(HttpTest, RoutesCapturesAndQuery) {
