@@ -101,7 +101,6 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
  private:
-  // Runs on the session's strand.
   beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
 
   // A plain HTTP request to a TLS port: say so in plain HTTP, then close,
@@ -116,18 +115,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   // Ends the connection after the last answer: TLS says so first (close_notify).
   void EndSending() {
-    beast::error_code ignored;
     if constexpr (kTls) {
       tcp().expires_after(std::chrono::seconds(5));
       stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
-        beast::error_code ignored2;
-        self->tcp().socket().shutdown(tcp::socket::shutdown_send, ignored2);
+        beast::error_code ignored;
+        self->tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
       });
     } else {
+      beast::error_code ignored;
       tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
     }
   }
 
+  // Runs on the session's strand.
   void Write(http::response<http::string_body> response) {
     response_ = std::move(response);
     tcp().expires_after(std::chrono::seconds(30));
