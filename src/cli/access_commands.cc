@@ -57,16 +57,7 @@ void IssueCertificate(const CertArgs& args) {
 
 void AddAccessCommands(CLI::App& app) {
   {
-    auto args = std::make_shared<ClientOptions>();
-    CLI::App* tokens = app.add_subcommand("tokens", "List API tokens; create or revoke one");
-    AddClientFlags(tokens, args.get());
-    tokens->callback([args, tokens] {
-      if (!tokens->get_subcommands().empty()) return;
-      ApiClient api(*args);
-      const json answer = api.Call("GET", "/v1/tokens");
-      if (args->output == "json") return PrintJson(answer);
-      PrintTokens(answer);
-    });
+    CLI::App* tokens = AddListCommand(app, "tokens", "List API tokens; create or revoke one", "/v1/tokens", PrintTokens);
     auto create = std::make_shared<TokenArgs>();
     CLI::App* create_cmd = tokens->add_subcommand("create", "Create a token; its text is printed once");
     AddClientFlags(create_cmd, &create->client);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 
@@ -48,6 +49,21 @@ std::string ReadToken(const ClientOptions& options) {
   std::string token;
   if (!in || !std::getline(in, token)) Fail(kExitBadInput, "--token-file: cannot read a token from " + file);
   return token;
+}
+
+CLI::App* AddListCommand(CLI::App& app, const std::string& name, const std::string& description, const std::string& target,
+                         void (*print)(const nlohmann::json& answer)) {
+  auto options = std::make_shared<ClientOptions>();
+  CLI::App* cmd = app.add_subcommand(name, description);
+  AddClientFlags(cmd, options.get());
+  cmd->callback([options, cmd, target, print] {
+    if (!cmd->get_subcommands().empty()) return;
+    ApiClient api(*options);
+    const nlohmann::json answer = api.Call("GET", target);
+    if (options->output == "json") return PrintJson(answer);
+    print(answer);
+  });
+  return cmd;
 }
 
 int ExitCodeOf(int http_status) {

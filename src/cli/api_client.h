@@ -43,6 +43,11 @@ class ApiClient {
   std::unique_ptr<net::HttpClient> client_;
 };
 
+// A command that lists what GET `target` answers, with `print` for people
+// and -o json for scripts; its subcommands (added by the caller) act on one item.
+CLI::App* AddListCommand(CLI::App& app, const std::string& name, const std::string& description, const std::string& target,
+                         void (*print)(const nlohmann::json& answer));
+
 [[noreturn]] void Fail(int exit_code, const std::string& message);
 // The documented exit code for an error answer's HTTP status.
 int ExitCodeOf(int http_status);

@@ -103,31 +103,13 @@ void Top(const ClientOptions& client, double interval, bool once) {
 
 void AddClusterCommands(CLI::App& app) {
   {
-    auto args = std::make_shared<ClientOptions>();
-    CLI::App* nodes = app.add_subcommand("nodes", "List nodes; cordon, uncordon or drain one");
-    AddClientFlags(nodes, args.get());
-    nodes->callback([args, nodes] {
-      if (!nodes->get_subcommands().empty()) return;
-      ApiClient api(*args);
-      const json answer = api.Call("GET", "/v1/nodes");
-      if (args->output == "json") return PrintJson(answer);
-      PrintNodes(answer);
-    });
+    CLI::App* nodes = AddListCommand(app, "nodes", "List nodes; cordon, uncordon or drain one", "/v1/nodes", PrintNodes);
     AddNodeAction(nodes, "cordon", "Place no new work on a node");
     AddNodeAction(nodes, "uncordon", "Open a cordoned node again");
     AddNodeAction(nodes, "drain", "Cordon a node and requeue the work running on it");
   }
   {
-    auto args = std::make_shared<ClientOptions>();
-    CLI::App* queues = app.add_subcommand("queues", "List queues; set or delete one");
-    AddClientFlags(queues, args.get());
-    queues->callback([args, queues] {
-      if (!queues->get_subcommands().empty()) return;
-      ApiClient api(*args);
-      const json answer = api.Call("GET", "/v1/queues");
-      if (args->output == "json") return PrintJson(answer);
-      PrintQueues(answer);
-    });
+    CLI::App* queues = AddListCommand(app, "queues", "List queues; set or delete one", "/v1/queues", PrintQueues);
     auto set = std::make_shared<QueueArgs>();
     CLI::App* set_cmd = queues->add_subcommand("set", "Create or update a queue, e.g. research/nlp --guaranteed 32");
     AddClientFlags(set_cmd, &set->client);
