@@ -38,6 +38,9 @@ class JobOrder {
   // True when `a` should be tried before `b` (same queue, same priority) at
   // `now`; preemption by job order also compares a pending job with running ones.
   virtual bool Before(const model::Job& a, const model::Job& b, Time now) const = 0;
+  // With preempt_by_job_order: may the waiting `a` evict the running `b` of
+  // the same priority? By default whenever it comes first.
+  virtual bool Displaces(const model::Job& a, const model::Job& b, Time now) const { return Before(a, b, now); }
 };
 
 class QueueOrder {

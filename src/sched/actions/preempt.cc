@@ -1,6 +1,6 @@
 // preempt: within one queue, a higher-priority job displaces preemptible jobs
 // of strictly lower priority (and, with preempt_by_job_order, jobs of equal
-// priority that the job order ranks after it: SRTF, LAS). Across queues, only
+// priority that the job order lets it displace: SRTF, LAS). Across queues, only
 // reclaim moves capacity, so priority never overrides another queue's guarantee.
 #include "sched/actions/preemptive_action.h"
 
@@ -31,10 +31,10 @@ class Preempt final : public PreemptiveAction {
 
  private:
   // Strictly higher priority; or, with preempt_by_job_order, equal priority
-  // and first in the job order.
+  // and displacing it in the job order.
   static bool Outranks(const Session& session, const model::Job& a, const model::Job& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
-    return session.config().preempt_by_job_order && session.plugins().job_order->Before(a, b, session.now());
+    return session.config().preempt_by_job_order && session.plugins().job_order->Displaces(a, b, session.now());
   }
 
   std::vector<const model::Job*> weakest_;  // per queue: the running preemptible job every other outranks

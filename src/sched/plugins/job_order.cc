@@ -29,6 +29,8 @@ bool LasOrder::Before(const model::Job& a, const model::Job& b, Time now) const 
   return std::tie(qa, a.submit_time, a.id) < std::tie(qb, b.submit_time, b.id);
 }
 
+bool LasOrder::Displaces(const model::Job& a, const model::Job& b, Time now) const { return QueueOf(a, now) < QueueOf(b, now); }
+
 namespace {
 // Seconds of true run time left: the whole gang runs together, so the time run
 // is its attained GPU-seconds over its GPUs.

@@ -22,12 +22,15 @@ class FifoOrder final : public JobOrder {
 // las: Tiresias' discretised two-dimensional least attained service (Gu et
 // al., NSDI'19). A job's queue is the number of thresholds its attained
 // GPU-seconds (GPUs x time run) have passed; lower queues go first, FIFO within
-// a queue. Needs no duration, and with preemption by job order it lets new
-// and short jobs overtake long-running ones, only when they cross a threshold.
+// a queue. Needs no duration. A waiting job displaces a running one only from
+// a lower queue: within a queue a preempted job would be resumed in FIFO order
+// anyway, and evicting for FIFO order alone time-slices jobs that are equally
+// far along (on Philly at --load 4: 1% longer average JCT, 40% more preemptions).
 class LasOrder final : public JobOrder {
  public:
   explicit LasOrder(std::vector<double> thresholds) : thresholds_(std::move(thresholds)) {}
   bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+  bool Displaces(const model::Job& a, const model::Job& b, Time now) const override;
   std::size_t QueueOf(const model::Job& job, Time now) const;
 
  private:

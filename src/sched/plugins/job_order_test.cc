@@ -125,6 +125,17 @@ TEST(LasOrderTest, QueuesByAttainedGpuSecondsThenFifo) {
   EXPECT_EQ(las.QueueOf(resumed, 100), 1u);
 }
 
+TEST(LasOrderTest, DisplacesOnlyFromALowerQueue) {
+  const LasOrder las({100.0, 1000.0});
+  const model::Job old = Running(4, /*start=*/0, 0, /*submit=*/0, 1);
+  model::Job early = Running(1, 0, 0, /*submit=*/-10, 2);
+  early.state = model::JobState::kPending;
+  EXPECT_TRUE(las.Before(early, old, 20));      // both in queue 0: FIFO puts it first
+  EXPECT_FALSE(las.Displaces(early, old, 20));  // but evicting for FIFO order alone is not worth it
+  EXPECT_TRUE(las.Displaces(early, old, 30));   // the old job dropped to queue 1
+  EXPECT_FALSE(las.Displaces(old, early, 30));
+}
+
 TEST(OracleSrtfOrderTest, ShortestRemainingTrueTimeFirst) {
   const OracleSrtfOrder srtf;
   model::Job a = Running(2, 0, 0, 0, 1);
