@@ -66,6 +66,7 @@ std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id, Time now) {
 }
 
 std::vector<model::TaskPlacement> SchedulerState::Release(JobId id) {
+  ++releases_;
   Job& job = jobs_.at(id);
   queues_.Charge(job.queue, job.Held(), -1, job.preemptible, job.user);
   for (const model::TaskPlacement& task : job.placements) cluster_.Release(task);

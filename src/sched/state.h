@@ -60,6 +60,10 @@ class SchedulerState {
   bool Requeue(model::JobId id, Time now);
   // A job wrote a checkpoint at `now`: preempting it now loses nothing.
   void Checkpointed(model::JobId id, Time now) { jobs_.at(id).last_checkpoint = now; }
+  // How many times a running job has given back its resources (ended,
+  // stopped or requeued, what-if evictions included): a plan built on the
+  // running set is stale once it moved.
+  std::uint64_t releases() const { return releases_; }
 
   // Marks a GPU (un)healthy. Returns the running jobs on it; the caller decides
   // whether they fail, restart or migrate.
@@ -75,6 +79,7 @@ class SchedulerState {
   std::vector<model::TaskPlacement> Release(model::JobId id);
   // Feasibility answers by (shape, queue, preemptible): submissions repeat shapes.
   std::unordered_map<std::uint64_t, std::string> feasibility_cache_;
+  std::uint64_t releases_ = 0;
 };
 
 }  // namespace tessera::sched

@@ -80,6 +80,12 @@ class EasyBackfillTest : public ::testing::Test {
     return reservation;
   }
 
+  // One policy across cycles, as the scheduler holds it.
+  std::optional<Reservation> ReserveAt(EasyBackfill& policy, JobId head, Time now) {
+    Session session(state_, plugins_, config_, now);
+    return policy.Reserve(session, head);
+  }
+
   SchedulerConfig config_;
   Plugins plugins_;
   SchedulerState state_;
@@ -138,6 +144,45 @@ TEST_F(EasyBackfillTest, NoReservationWhenTheHeadNeverFits) {
   const JobId head = state_.Submit(
       MakeJob({.name = "head", .gpu_milli = 8000, .replicas = 2, .topology = {model::TopologyLevel::kNode, true}}), 150);
   EXPECT_FALSE(Reserve(head).has_value());
+}
+
+TEST_F(EasyBackfillTest, AJobEndingEarlyMovesTheKeptStartForward) {
+  Fill(0, 2000);
+  const JobId head = state_.Submit(MakeJob({.name = "head", .gpu_milli = 8000}), 150);
+  EasyBackfill policy;
+  ASSERT_EQ(ReserveAt(policy, head, kNow)->start, 2000);
+  state_.Finish(state_.jobs().FindByName("b"), model::JobState::kSucceeded);  // 1,700 s early
+  const auto again = ReserveAt(policy, head, kNow + 10);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->start, 600) << "c's end now frees all of n1";
+}
+
+TEST_F(EasyBackfillTest, AJobStartedOnTheReservedGpusPastTheStartMovesTheReservation) {
+  Run("a", 0, {0, 1, 2, 3, 4, 5, 6, 7}, 0, 0);  // n0 until 3000
+  Run("c", 1, {4, 5, 6, 7}, 100, 500);          // n1 4-7 until 600; n1 0-3 free
+  const JobId head = state_.Submit(MakeJob({.name = "head", .gpu_milli = 8000}), 150);
+  EasyBackfill policy;
+  ASSERT_EQ(ReserveAt(policy, head, kNow)->start, 600);
+  Run("short", 1, {0, 1}, kNow, 300);  // ends at 500, before the start: the plan holds
+  EXPECT_EQ(ReserveAt(policy, head, kNow + 1)->start, 600);
+  Run("long", 1, {2, 3}, kNow + 2, 5000);  // placed ahead of the head: n1 is taken past 600
+  const auto moved = ReserveAt(policy, head, kNow + 3);
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_EQ(moved->start, kDefaultWalltime);
+  EXPECT_THAT(moved->nodes, ElementsAre(1, 0));
+}
+
+TEST_F(EasyBackfillTest, ACordonedReservedNodeMovesTheReservation) {
+  Run("a", 0, {0, 1, 2, 3, 4, 5, 6, 7}, 0, 0);
+  Run("c", 1, {4, 5, 6, 7}, 100, 500);
+  const JobId head = state_.Submit(MakeJob({.name = "head", .gpu_milli = 8000}), 150);
+  EasyBackfill policy;
+  ASSERT_THAT(ReserveAt(policy, head, kNow)->nodes, ElementsAre(0, 1));
+  state_.cluster().SetSchedulable(model::NodeId(1), false);
+  const auto moved = ReserveAt(policy, head, kNow + 1);
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_THAT(moved->nodes, ElementsAre(1, 0));
+  EXPECT_EQ(moved->start, kDefaultWalltime);
 }
 
 TEST_F(EasyBackfillTest, BackfillRunsShortJobsAndKeepsLongOnesOffTheReservedNodes) {
