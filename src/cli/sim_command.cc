@@ -98,16 +98,16 @@ void RunCalibration(const SimArgs& args) {
   simkit::FailureModel model = args.failure_model;
   model.seed = args.source.seed;
   if (args.failures != "none") Fail(InvalidArgument("--mode calibrate: the failure rate is the trace's; use --failure-rate to override it"));
-  model.per_gpu_hour = args.failure_rate;
   const auto start = std::chrono::steady_clock::now();
   const Seconds checkpoint = args.checkpoint_interval > 0 ? args.checkpoint_interval : 3600;
   const simkit::Calibration c = OrFail(simkit::Calibrate(jobs, path, OrFail(simkit::LoadClusterSource(args.cluster)), model,
-                                                         checkpoint, OrFail(simkit::PolicyConfig(args.policy))));
+                                                         args.failure_rate, checkpoint, OrFail(simkit::PolicyConfig(args.policy))));
   const double wall = SecondsSince(start);
   if (!args.out.empty()) {
     std::filesystem::create_directories(args.out);
     const nlohmann::json out = {{"workload", args.workload}, {"cluster", args.cluster}, {"policy", args.policy},
-                                {"failures_per_gpu_hour", c.model.per_gpu_hour}, {"restart_cost_s", c.model.restart_cost},
+                                {"failures_per_gpu_hour", c.target_per_gpu_hour}, {"failure_shape", c.model.job_fault_shape},
+                                {"failure_scale_s", c.model.job_fault_scale}, {"restart_cost_s", c.model.restart_cost},
                                 {"checkpoint_interval_s", checkpoint},
                                 {"observed", simkit::ToJson(c.observed)}, {"simulated", simkit::ToJson(c.simulated)}, {"wall_s", wall}};
     std::ofstream(args.out + "/calibration.json") << out.dump(2) << "\n";
@@ -121,9 +121,11 @@ void RunCalibration(const SimArgs& args) {
   const auto gaps = [](const simkit::RetryStats& s) {
     return std::to_string(s.gap_p10) + "/" + std::to_string(s.gap_p50) + "/" + std::to_string(s.gap_p90) + " s";
   };
-  std::printf("%lld Philly jobs of 4+ GPUs, failures at %.3g per GPU-hour (%s), checkpoints every %lld s, %s policy on %s; %.1f s\n",
-              static_cast<long long>(c.observed.jobs), c.model.per_gpu_hour, args.failure_rate > 0 ? "given" : "the trace's rate",
-              static_cast<long long>(checkpoint), args.policy.c_str(), args.cluster.c_str(), wall);
+  std::printf("%lld Philly jobs of 4+ GPUs, failures at %.3g per GPU-hour (%s), Weibull shape %.2g (scale %.3g s), "
+              "checkpoints every %lld s, %s policy on %s; %.1f s\n",
+              static_cast<long long>(c.observed.jobs), c.target_per_gpu_hour, args.failure_rate > 0 ? "given" : "the trace's rate",
+              c.model.job_fault_shape, c.model.job_fault_scale, static_cast<long long>(checkpoint), args.policy.c_str(),
+              args.cluster.c_str(), wall);
   std::printf("%-28s %-22s %s\n", "", "Philly", "simulated");
   std::printf("%-28s %-22.1f %.1f\n", "jobs retried (%)", 100 * c.observed.retried_share, 100 * c.simulated.retried_share);
   std::printf("%-28s %-22s %s\n", "jobs with 1/2/3/4/5+ attempts", attempts(c.observed).c_str(), attempts(c.simulated).c_str());
@@ -236,6 +238,9 @@ void AddSimCommand(CLI::App& app) {
                   "philly-attempts:PATH)")
       ->capture_default_str();
   cmd->add_option("--failure-rate", args->failure_rate, "calibrate: failures per GPU-hour to simulate (default: the trace's)");
+  cmd->add_option("--failure-shape", args->failure_model.job_fault_shape,
+                  "calibrate: Weibull shape of a run's failure hazard in its age (1: constant; below 1: early failures)")
+      ->capture_default_str();
   cmd->add_option("--load", args->source.load, "divide Philly submit offsets by this")->capture_default_str();
   cmd->add_option("--seed", args->source.seed)->capture_default_str();
   cmd->add_option("--rate", args->source.rate, "synthetic arrivals per second")->capture_default_str();

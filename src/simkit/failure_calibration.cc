@@ -142,24 +142,55 @@ json ToJson(const RetryStats& s) {
           {"gap_p90_s", s.gap_p90}};
 }
 
-Result<Calibration> Calibrate(const std::vector<AttemptedJob>& jobs, const std::string& source, model::Cluster cluster,
-                              FailureModel model, Seconds checkpoint_interval, const sched::SchedulerConfig& scheduler) {
+Result<Calibration> Calibrate(const std::vector<AttemptedJob>& jobs, const std::string& source, const model::Cluster& cluster,
+                              FailureModel model, double per_gpu_hour, Seconds checkpoint_interval,
+                              const sched::SchedulerConfig& scheduler) {
   if (checkpoint_interval <= 0) return InvalidArgument("calibration: jobs must checkpoint (a positive interval), or the longest never end");
+  if (!(model.job_fault_shape > 0)) return InvalidArgument("calibration: the failure shape must be positive");
   Calibration out;
   out.observed = ObservedRetries(jobs);
-  if (model.per_gpu_hour <= 0) model.per_gpu_hour = out.observed.failures_per_gpu_hour;
-  model.gpu_share = 1.0;  // the job fails, not the hardware: nothing to repair
-  model.gpu_repair = 0;
-  out.model = model;
+  out.target_per_gpu_hour = per_gpu_hour > 0 ? per_gpu_hour : out.observed.failures_per_gpu_hour;
+  model.per_gpu_hour = 0;  // the job fails, not the hardware: nothing to repair
   const Workload workload = AttemptsWorkload(jobs, source, checkpoint_interval);
   SimOptions options;
   options.scheduler = scheduler;
-  options.failures = model;
   options.sample_interval = 3600;
-  const std::int64_t capacity = cluster.capacity().gpu_milli;
-  Result<SimResult> result = Simulate(sched::SchedulerState(std::move(cluster), model::QueueTree::Default(capacity)), workload, options);
-  if (!result.ok()) return result.status();
-  out.simulated = SimulatedRetries(*result);
+  const auto simulate = [&](double scale) -> Result<RetryStats> {
+    options.failures = model;
+    options.failures.job_fault_scale = scale;
+    Result<SimResult> result = Simulate(sched::SchedulerState(cluster, model::QueueTree::Default(cluster.capacity().gpu_milli)), workload, options);
+    if (!result.ok()) return result.status();
+    return SimulatedRetries(*result);
+  };
+  // The scale at which the jobs fail at the target rate: exact for a constant
+  // hazard. For any other shape the rate depends on how long the runs are,
+  // so it is searched: down from a scale far too large (few failures, cheap
+  // to simulate) in steps of 4 until the jobs fail too often, then by
+  // bisection of the logarithm. Never from below: a scale far too small
+  // fails every run at once, and a simulation of that never ends.
+  double scale = 3600.0 / out.target_per_gpu_hour;
+  if (model.job_fault_shape != 1.0) {
+    double high = std::log(scale) + 40 * std::log(4.0), low = high;
+    for (int step = 0;; ++step) {
+      if (step == 80) return InvalidArgument("calibration: no failure scale gives the target rate");
+      Result<RetryStats> stats = simulate(std::exp(low));
+      if (!stats.ok()) return stats.status();
+      if (stats->failures_per_gpu_hour > out.target_per_gpu_hour) break;
+      high = low;
+      low -= std::log(4.0);
+    }
+    for (int i = 0; i < 12; ++i) {
+      const double mid = (low + high) / 2;
+      Result<RetryStats> stats = simulate(std::exp(mid));
+      if (!stats.ok()) return stats.status();
+      (stats->failures_per_gpu_hour > out.target_per_gpu_hour ? low : high) = mid;
+    }
+    scale = std::exp((low + high) / 2);
+  }
+  Result<RetryStats> simulated = simulate(scale);
+  if (!simulated.ok()) return simulated.status();
+  out.simulated = *simulated;
+  out.model = options.failures;
   return out;
 }
 

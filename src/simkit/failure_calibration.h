@@ -56,15 +56,19 @@ nlohmann::json ToJson(const RetryStats& stats);
 struct Calibration {
   RetryStats observed;
   RetryStats simulated;
-  FailureModel model;  // what the simulation ran under
+  double target_per_gpu_hour = 0;  // the rate the model was fitted to
+  FailureModel model;              // what the simulation ran under: the jobs' own faults
 };
 
-// Simulates the jobs on `cluster` with failures at the observed rate (or
-// `model.per_gpu_hour` when set). Philly's failures are the job's, not the
-// hardware's: a failure here takes no GPU out of service. Jobs must
-// checkpoint: at a constant hazard, Philly's longest gangs (64 GPUs for 700
-// hours) would expect some 85 failures and, restarting from scratch, never end.
-Result<Calibration> Calibrate(const std::vector<AttemptedJob>& jobs, const std::string& source, model::Cluster cluster,
-                              FailureModel model, Seconds checkpoint_interval, const sched::SchedulerConfig& scheduler);
+// Simulates the jobs on `cluster` failing on their own (FailureModel's job
+// faults, of `model.job_fault_shape`) at `per_gpu_hour` failures per GPU-hour
+// run, or the observed rate when 0: the scale is fitted to the rate. Philly's
+// failures are the job's, not the hardware's, so none takes a GPU out of
+// service. Jobs must checkpoint: at a constant hazard, Philly's longest gangs
+// (64 GPUs for 700 hours) would expect some 85 failures and, restarting from
+// scratch, never end.
+Result<Calibration> Calibrate(const std::vector<AttemptedJob>& jobs, const std::string& source, const model::Cluster& cluster,
+                              FailureModel model, double per_gpu_hour, Seconds checkpoint_interval,
+                              const sched::SchedulerConfig& scheduler);
 
 }  // namespace tessera::simkit

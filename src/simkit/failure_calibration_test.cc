@@ -96,19 +96,26 @@ TEST(FailureCalibrationTest, SimulatedAtTheObservedRateJobsFailAndRestart) {
   JsonFile file(text + "]");
   const auto jobs = LoadPhillyAttempts(file.path());
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
-  FailureModel model;
-  model.per_gpu_hour = 0.01;  // 0.8 failures expected per job
   Result<model::Cluster> cluster = LoadClusterSource("40 nodes x 8 GPUs");
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
-  const auto c = Calibrate(*jobs, "t", std::move(*cluster), model, 3600, sched::SchedulerConfig{});
+  const double rate = 0.01;  // 0.8 failures expected per job
+  const auto c = Calibrate(*jobs, "t", *cluster, FailureModel{}, rate, 3600, sched::SchedulerConfig{});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->observed.retried_share, 0) << "the trace's jobs all succeeded at once";
   EXPECT_EQ(c->simulated.jobs, 40);
   EXPECT_GT(c->simulated.retried_share, 0.2);
-  EXPECT_NEAR(c->simulated.failures_per_gpu_hour, 0.01, 0.006);
+  EXPECT_NEAR(c->simulated.failures_per_gpu_hour, rate, 0.004);
+  EXPECT_DOUBLE_EQ(c->model.job_fault_scale, 3600 / rate) << "a constant hazard needs no search";
   EXPECT_EQ(c->simulated.gap_p50, 0) << "a failure takes no GPU away: the job restarts at once on a free cluster";
-  EXPECT_FALSE(Calibrate(*jobs, "t", *LoadClusterSource("40 nodes x 8 GPUs"), model, 0, {}).ok())
-      << "without checkpoints long jobs may never end";
+  EXPECT_FALSE(Calibrate(*jobs, "t", *cluster, FailureModel{}, rate, 0, {}).ok()) << "without checkpoints long jobs may never end";
+
+  // A falling hazard fitted to the same rate: the scale differs, the rate holds.
+  FailureModel early;
+  early.job_fault_shape = 0.5;
+  const auto e = Calibrate(*jobs, "t", *cluster, early, rate, 3600, sched::SchedulerConfig{});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_NEAR(e->simulated.failures_per_gpu_hour, rate, 0.004);
+  EXPECT_GT(e->model.job_fault_scale, 10 * c->model.job_fault_scale);
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ class Run {
   // checkpoints saved and goes back to pending.
   void Interrupt(model::JobId id, Time now);
   void Fail(Time now);          // one random interruption
+  // When the run of `id` starting at `now`, `length` long, fails on its own,
+  // if it does before it ends.
+  void DrawJobFault(model::JobId id, Time now, Seconds length);
   void Restore(const Outage& outage);  // the repair of a GPU or node
 
   sched::SchedulerState state_;
@@ -62,6 +65,7 @@ class Run {
   std::vector<std::uint8_t> restarting_;  // pays the restart cost when it next starts
   std::vector<Time> interrupted_;          // when it was last interrupted
   std::priority_queue<Outage, std::vector<Outage>, std::greater<>> repairs_;
+  std::priority_queue<End, std::vector<End>, std::greater<>> job_faults_;  // voided, like ends, by the epoch
   Rng failure_rng_{options_.failures.seed};
   Time next_failure_ = kNever;
   Time next_sample_ = 0;
@@ -84,7 +88,7 @@ Status Run::Submit(const WorkloadJob& w, Time now) {
   }
   job.oracle_duration = w.duration;
   // Under the failure model jobs restart from their checkpoints as often as needed.
-  if (options_.failures.per_gpu_hour > 0) job.max_restarts = std::numeric_limits<std::int32_t>::max();
+  if (options_.failures.per_gpu_hour > 0 || options_.failures.job_fault_scale > 0) job.max_restarts = std::numeric_limits<std::int32_t>::max();
   JobRecord record{job.name, w.queue, w.group, now, -1, -1, w.duration, 0, job.TotalRequest().gpu_milli, 0};
   state_.Submit(std::move(job), now);
   result_.jobs.push_back(std::move(record));
@@ -132,6 +136,7 @@ void Run::Cycle(Time now) {
       restarting_[j] = 0;
     }
     ends_.push(End{now + remaining, o.job.value(), epoch_[j]});
+    DrawJobFault(o.job, now, remaining);
     bursts_.Start(state_, o.job, now);
   }
   bursts_.Enforce(state_, now);  // new tenants may need what bursts borrowed
@@ -145,6 +150,15 @@ void Run::Interrupt(model::JobId id, Time now) {
   restarting_[j] = 1;
   interrupted_[j] = now;
   static_cast<void>(state_.Requeue(id, now));  // unlimited restarts under the failure model
+}
+
+void Run::DrawJobFault(model::JobId id, Time now, Seconds length) {
+  const FailureModel& m = options_.failures;
+  if (m.job_fault_scale <= 0) return;
+  // Inverse of the cumulative hazard: g (t / scale)^shape = E, E ~ Exp(1).
+  const double gpus = static_cast<double>(std::max<std::int64_t>(result_.jobs[id.index()].gpu_milli, 1)) / 1000.0;
+  const double age = m.job_fault_scale * std::pow(failure_rng_.Exponential(1.0) / gpus, 1.0 / m.job_fault_shape);
+  if (age < static_cast<double>(length)) job_faults_.push(End{now + static_cast<Time>(age), id.value(), epoch_[id.index()]});
 }
 
 void Run::Fail(Time now) {
@@ -213,6 +227,7 @@ Result<SimResult> Run::Go() {
       now = std::min(now, std::min(next_failure_, bursts_.next_expiry()));
     }
     if ((busy || !state_.jobs().pending().empty()) && !repairs_.empty()) now = std::min(now, repairs_.top().time);
+    if (!job_faults_.empty()) now = std::min(now, job_faults_.top().time);
     if (now == kNever) break;
     if (!state_.jobs().pending().empty()) {
       const double dt = static_cast<double>(now - last);
@@ -231,6 +246,14 @@ Result<SimResult> Run::Go() {
       result_.jobs[id.index()].ran += now - started_[id.index()];
       ++result_.events;
       ++ended_;
+      changed = true;
+    }
+    for (; !job_faults_.empty() && job_faults_.top().time == now; job_faults_.pop()) {
+      const End fault = job_faults_.top();
+      const auto id = model::JobId(fault.job);
+      if (fault.epoch != epoch_[id.index()] || state_.job(id).state != model::JobState::kRunning) continue;
+      Interrupt(id, now);
+      ++result_.failures;
       changed = true;
     }
     for (; !repairs_.empty() && repairs_.top().time == now; repairs_.pop()) {

@@ -219,6 +219,35 @@ TEST(SimulatorTest, FailuresRestartFromTheLastCheckpoint) {
   EXPECT_EQ(Summarize(run(600, 0), 0).dump(), Summarize(often, 0).dump());  // deterministic
 }
 
+// The jobs' own failures: a run fails by its age, and no GPU goes out of
+// service, so the job restarts at once. Under a falling hazard (shape 0.3)
+// failures come early in runs: many more of them, each losing less.
+TEST(SimulatorTest, JobFaultsRestartARunWithoutTakingAGpu) {
+  const auto run = [](double shape, double scale) {
+    Workload w{"test", {Job("train", 0, 36000, 8)}};
+    w.jobs[0].job.checkpoint_interval = 600;
+    SimOptions options;
+    options.failures.job_fault_shape = shape;
+    options.failures.job_fault_scale = scale;
+    options.failures.seed = 7;
+    auto r = Simulate(State("1 nodes x 8 GPUs"), w, options);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return std::move(r).value();
+  };
+  const SimResult constant = run(1.0, 8 * 3600.0);  // one failure an hour on 8 GPUs
+  const JobRecord& job = Record(constant, "train");
+  ASSERT_GT(job.failures, 2);
+  EXPECT_EQ(constant.failures, job.failures);
+  EXPECT_GE(job.end, 36000);
+  EXPECT_GT(constant.lost_gpu_seconds, 0);
+  ASSERT_EQ(constant.restart_gaps.size(), static_cast<std::size_t>(job.failures));
+  for (Seconds gap : constant.restart_gaps) EXPECT_EQ(gap, 0) << "nothing to repair: it restarts where it was";
+  const SimResult early = run(0.3, 8 * 3600.0 * 10);
+  EXPECT_GT(Record(early, "train").failures, job.failures);
+  EXPECT_LT(early.lost_gpu_seconds / Record(early, "train").failures, constant.lost_gpu_seconds / job.failures);
+  EXPECT_EQ(run(1.0, 0).failures, 0) << "scale 0: no job faults";
+}
+
 TEST(SimulatorTest, HtmlReportIsSelfContained) {
   auto r = Simulate(State("1 nodes x 8 GPUs"), ThreeJobs(), Policy("fifo"));
   ASSERT_TRUE(r.ok());
