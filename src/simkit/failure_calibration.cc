@@ -162,31 +162,27 @@ Result<Calibration> Calibrate(const std::vector<AttemptedJob>& jobs, const std::
     if (!result.ok()) return result.status();
     return SimulatedRetries(*result);
   };
-  // The scale at which the jobs fail at the target rate: exact for a constant
-  // hazard. For any other shape the rate depends on how long the runs are,
-  // so it is searched: down from a scale far too large (few failures, cheap
-  // to simulate) in steps of 4 until the jobs fail too often, then by
-  // bisection of the logarithm. Never from below: a scale far too small
-  // fails every run at once, and a simulation of that never ends.
-  double scale = 3600.0 / out.target_per_gpu_hour;
-  if (model.job_fault_shape != 1.0) {
-    double high = std::log(scale) + 40 * std::log(4.0), low = high;
-    for (int step = 0;; ++step) {
-      if (step == 80) return InvalidArgument("calibration: no failure scale gives the target rate");
-      Result<RetryStats> stats = simulate(std::exp(low));
-      if (!stats.ok()) return stats.status();
-      if (stats->failures_per_gpu_hour > out.target_per_gpu_hour) break;
-      high = low;
-      low -= std::log(4.0);
-    }
-    for (int i = 0; i < 12; ++i) {
-      const double mid = (low + high) / 2;
-      Result<RetryStats> stats = simulate(std::exp(mid));
-      if (!stats.ok()) return stats.status();
-      (stats->failures_per_gpu_hour > out.target_per_gpu_hour ? low : high) = mid;
-    }
-    scale = std::exp((low + high) / 2);
+  // The scale at which the jobs fail at the target rate depends on how long
+  // and how wide their runs are, so it is searched: down from a scale far too
+  // large (few failures, cheap to simulate) in steps of 4 until the jobs fail
+  // too often, then by bisection of the logarithm. Never from below: a scale
+  // far too small fails every run at once, and that simulation never ends.
+  double high = std::log(3600.0 / out.target_per_gpu_hour) + 40 * std::log(4.0), low = high;
+  for (int step = 0;; ++step) {
+    if (step == 80) return InvalidArgument("calibration: no failure scale gives the target rate");
+    Result<RetryStats> stats = simulate(std::exp(low));
+    if (!stats.ok()) return stats.status();
+    if (stats->failures_per_gpu_hour > out.target_per_gpu_hour) break;
+    high = low;
+    low -= std::log(4.0);
   }
+  for (int i = 0; i < 12; ++i) {
+    const double mid = (low + high) / 2;
+    Result<RetryStats> stats = simulate(std::exp(mid));
+    if (!stats.ok()) return stats.status();
+    (stats->failures_per_gpu_hour > out.target_per_gpu_hour ? low : high) = mid;
+  }
+  const double scale = std::exp((low + high) / 2);
   Result<RetryStats> simulated = simulate(scale);
   if (!simulated.ok()) return simulated.status();
   out.simulated = *simulated;

@@ -155,9 +155,8 @@ void Run::Interrupt(model::JobId id, Time now) {
 void Run::DrawJobFault(model::JobId id, Time now, Seconds length) {
   const FailureModel& m = options_.failures;
   if (m.job_fault_scale <= 0) return;
-  // Inverse of the cumulative hazard: g (t / scale)^shape = E, E ~ Exp(1).
-  const double gpus = static_cast<double>(std::max<std::int64_t>(result_.jobs[id.index()].gpu_milli, 1)) / 1000.0;
-  const double age = m.job_fault_scale * std::pow(failure_rng_.Exponential(1.0) / gpus, 1.0 / m.job_fault_shape);
+  // Inverse of the cumulative hazard: (t / scale)^shape = E, E ~ Exp(1).
+  const double age = m.job_fault_scale * std::pow(failure_rng_.Exponential(1.0), 1.0 / m.job_fault_shape);
   if (age < static_cast<double>(length)) job_faults_.push(End{now + static_cast<Time>(age), id.value(), epoch_[id.index()]});
 }
 

@@ -38,10 +38,11 @@ struct FailureModel {
   Seconds restart_cost = 0;   // startup and checkpoint loading after every restart
   std::uint64_t seed = 1;
   // The jobs' own failures (crashes, bad configurations), apart from the
-  // hardware's: each run of a job on g GPUs fails at a Weibull hazard in its
-  // age t, cumulative g (t / job_fault_scale)^job_fault_shape, and takes no
-  // GPU out of service. Shape 1 is a constant hazard; below 1, a run is most
-  // likely to fail early, as a misconfigured one does. 0 scale: none.
+  // hardware's: each run of a job fails at a Weibull hazard in its age t,
+  // cumulative (t / job_fault_scale)^job_fault_shape, whatever its size (a
+  // bad configuration crashes a gang of 64 GPUs as surely as one of 4), and
+  // takes no GPU out of service. Shape 1 is a constant hazard; below 1, a run
+  // is most likely to fail early, as a misconfigured one does. 0 scale: none.
   double job_fault_scale = 0;  // seconds
   double job_fault_shape = 1.0;
 };
