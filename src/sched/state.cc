@@ -1,6 +1,7 @@
 #include "sched/state.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "model/feasibility.h"
 
@@ -63,6 +64,11 @@ std::vector<model::TaskPlacement> SchedulerState::Unbind(JobId id, Time now) {
   Job& job = jobs_.at(id);
   job.attained_gpu_seconds = job.AttainedService(now);
   return Release(id);
+}
+
+std::uint64_t SchedulerState::NewReleaseBase() {
+  static std::atomic<std::uint64_t> next{0};
+  return next.fetch_add(std::uint64_t{1} << 40);  // 2^40 releases apart: a lifetime's worth
 }
 
 std::vector<model::TaskPlacement> SchedulerState::Release(JobId id) {

@@ -60,9 +60,11 @@ class SchedulerState {
   bool Requeue(model::JobId id, Time now);
   // A job wrote a checkpoint at `now`: preempting it now loses nothing.
   void Checkpointed(model::JobId id, Time now) { jobs_.at(id).last_checkpoint = now; }
-  // How many times a running job has given back its resources (ended,
-  // stopped or requeued, what-if evictions included): a plan built on the
-  // running set is stale once it moved.
+  // Moves every time a running job gives back its resources (ended, stopped
+  // or requeued, what-if evictions included): a plan built on the running
+  // set is stale once it moved. Counts from a base no other state of this
+  // process shares, so a plan made on another state (the server builds a new
+  // one when queues change) never passes for one made on this.
   std::uint64_t releases() const { return releases_; }
 
   // Marks a GPU (un)healthy. Returns the running jobs on it; the caller decides
@@ -79,7 +81,9 @@ class SchedulerState {
   std::vector<model::TaskPlacement> Release(model::JobId id);
   // Feasibility answers by (shape, queue, preemptible): submissions repeat shapes.
   std::unordered_map<std::uint64_t, std::string> feasibility_cache_;
-  std::uint64_t releases_ = 0;
+  std::uint64_t releases_ = NewReleaseBase();
+
+  static std::uint64_t NewReleaseBase();
 };
 
 }  // namespace tessera::sched

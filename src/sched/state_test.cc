@@ -13,6 +13,16 @@ using fixtures::MakeJob;
 using fixtures::MakeState;
 using fixtures::StartJob;
 
+TEST(SchedulerStateTest, ReleasesMoveWithEveryReleaseAndNoTwoStatesShareThem) {
+  SchedulerState state = MakeState(MakeCluster(1, 8));
+  const SchedulerState other = MakeState(MakeCluster(1, 8));
+  EXPECT_NE(state.releases(), other.releases()) << "a plan made on one state must not pass for the other's";
+  const model::JobId job = StartJob(state, MakeJob({.name = "a", .gpu_milli = 1000}), 0);
+  const std::uint64_t before = state.releases();
+  state.Finish(job, model::JobState::kSucceeded);
+  EXPECT_EQ(state.releases(), before + 1);
+}
+
 TEST(SchedulerStateTest, RequeueWithinTheRestartBudgetThenFail) {
   SchedulerState state = MakeState(MakeCluster(1, 8));
   model::Job job = MakeJob({.gpu_milli = 2000});
