@@ -44,8 +44,9 @@ class Run {
   }
   // Ends a job's current run at `now`, keeping `kept` of it; the rest is lost work.
   void Halt(model::JobId id, Time now, Seconds kept);
-  // Stops a job that lost its GPUs at `now`: it keeps what its periodic
-  // checkpoints saved and goes back to pending.
+  // Stops a job whose run was cut short at `now` (its GPUs failed, or it
+  // failed on its own): it keeps what its periodic checkpoints saved and
+  // goes back to pending.
   void Interrupt(model::JobId id, Time now);
   void Fail(Time now);          // one random interruption
   // When the run of `id` starting at `now`, `length` long, fails on its own,

@@ -19,7 +19,7 @@ std::optional<Reservation> EasyBackfill::Reserve(Session& session, model::JobId 
   return last_;
 }
 
-bool EasyBackfill::StillHolds(Session& session, model::JobId head) const {
+bool EasyBackfill::StillHolds(const Session& session, model::JobId head) const {
   const SchedulerState& state = session.state();
   if (!last_ || last_->job != head || session.now() >= last_->start || state.releases() != releases_) return false;
   const model::Cluster& cluster = state.cluster();

@@ -44,7 +44,7 @@ class EasyBackfill final : public ReservationPolicy {
 
  private:
   std::optional<Reservation> Compute(Session& session, model::JobId head);
-  bool StillHolds(Session& session, model::JobId head) const;
+  bool StillHolds(const Session& session, model::JobId head) const;
 
   std::optional<Reservation> last_;
   std::vector<model::TaskPlacement> placement_;  // where last_'s gang goes at its start
