@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build ccache pkg-config
   libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libboost-dev libsqlite3-dev prometheus-cpp-dev libssl-dev
+  libboost-dev libsqlite3-dev prometheus-cpp-dev libssl-dev libjemalloc-dev
   # end-to-end tests: tasks written in Python, JSON checks, network namespaces
   python3 jq curl iproute2 procps
   # metrics tests: promtool and a real Prometheus server
