@@ -34,8 +34,8 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   // The YAML syntax outside the lock: it is most of a submission's cost.
   Result<std::vector<spec::YamlValue>> parsed = spec::LoadJobDocuments(request.body, "body");
   if (!parsed.ok()) {
-    // JSON is YAML, so a JSON body parses once, as YAML; when that fails, the
-    // JSON parser names a JSON body's syntax error more precisely.
+    // A malformed JSON body reached the YAML reader (json_document.h); the
+    // JSON parser names its syntax error more precisely.
     if (request.Header("content-type").find("json") != std::string::npos) {
       if (Result<json> as_json = api::ParseJsonBody(request.body); !as_json.ok()) return reply(StatusResponse(as_json.status()));
     }
@@ -50,8 +50,16 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   if (single) documents.push_back(request.body);
   // Before any node has registered nothing can be judged infeasible; jobs wait.
   const bool judge = !nodes_.empty();
-  Result<std::vector<model::Job>> jobs = spec::ParseJobDocuments(
-      *parsed, "body", state_->cluster(), state_->queues(), {.check_feasible = judge, .documents = single ? nullptr : &documents});
+  const auto parse = [&](const std::vector<spec::YamlValue>& docs) {
+    return spec::ParseJobDocuments(docs, "body", state_->cluster(), state_->queues(),
+                                   {.check_feasible = judge, .documents = single ? nullptr : &documents});
+  };
+  Result<std::vector<model::Job>> jobs = parse(*parsed);
+  if (!jobs.ok() && !parsed->empty() && parsed->front().mark().is_null()) {
+    // Read as JSON, without positions: read it as YAML for an error that names the line.
+    Result<std::vector<spec::YamlValue>> located = spec::LoadJobDocuments(request.body, "body", /*positions=*/true);
+    if (located.ok()) jobs = parse(*located);
+  }
   if (!jobs.ok()) {
     // A name in the body that matches nothing (a queue) is the body's fault: 422, not 404.
     const Status& s = jobs.status();

@@ -9,6 +9,7 @@
 
 #include "base/quantity.h"
 #include "model/feasibility.h"
+#include "spec/json_document.h"
 #include "spec/yaml_util.h"
 
 namespace tessera::spec {
@@ -352,12 +353,15 @@ Result<std::vector<model::Job>> Parse(const std::vector<YamlValue>& documents, s
 Result<std::vector<model::Job>> ParseJobYaml(std::string_view text, std::string_view source,
                                              const model::Cluster& cluster, const model::QueueTree& queues,
                                              const JobParseOptions& options) {
-  Result<std::vector<YamlValue>> documents = LoadJobDocuments(text, source);
+  Result<std::vector<YamlValue>> documents = LoadJobDocuments(text, source, /*positions=*/true);
   if (!documents.ok()) return documents.status();
   return ParseJobDocuments(*documents, source, cluster, queues, options);
 }
 
-Result<std::vector<YamlValue>> LoadJobDocuments(std::string_view text, std::string_view source) {
+Result<std::vector<YamlValue>> LoadJobDocuments(std::string_view text, std::string_view source, bool positions) {
+  if (!positions) {
+    if (std::optional<YamlValue> json = ReadJsonObject(text, source)) return std::vector<YamlValue>{std::move(*json)};
+  }
   return CatchYaml(source, [&] { return LoadYamlDocuments(text, source); });
 }
 
