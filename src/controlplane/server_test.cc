@@ -217,6 +217,10 @@ TEST_F(ServerTest, BadInputGetsPreciseErrorsAndLeavesNothingBehind) {
   EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("9 GPUs per task, but the largest node has 4"));
   e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: x}\nspec: {tasks: [{name: m, command: [a], colour: red}]}\n", 400, "application/yaml");
   EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("unknown field 'colour'"));
+  // A JSON body is read without positions (spec/json_document.h); its errors still name the line.
+  e = Call("POST", "/v1/jobs", "{\"apiVersion\": \"tessera/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": \"x\"},\n"
+                               " \"spec\": {\"tasks\": [{\"name\": \"m\", \"command\": [\"a\"], \"colour\": \"red\"}]}}", 400);
+  EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("body:2:53: spec.tasks[0].colour: unknown field 'colour'"));
   e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: Bad_Name}\nspec: {tasks: [{name: m, command: [a]}]}\n", 400, "application/yaml");
   EXPECT_THAT(e["error"].get<std::string>(), HasSubstr("metadata.name"));
   e = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: nocmd}\nspec: {tasks: [{name: m}]}\n", 400, "application/yaml");
