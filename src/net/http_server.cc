@@ -70,7 +70,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   template <typename... Tls>
   Session(tcp::socket socket, const Router& router, const HttpServerOptions& options, Tls&... tls)
-      : stream_(std::move(socket), tls...), router_(router), options_(options) {}
+      : stream_(std::move(socket), tls...), router_(router), options_(options) {
+    // Once per connection: asking the kernel at every request was a syscall per request.
+    beast::error_code ignored;
+    const tcp::endpoint remote = tcp().socket().remote_endpoint(ignored);
+    if (!ignored) remote_address_ = remote.address().to_string();
+  }
 
   void Start() {
     if constexpr (kTls) {
@@ -175,9 +180,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       request.headers[name] = std::string(field.value());
     }
     request.body = std::move(raw.body());
-    beast::error_code ignored;
-    const tcp::endpoint remote = tcp().socket().remote_endpoint(ignored);
-    request.remote_address = ignored ? std::string() : remote.address().to_string();
+    request.remote_address = remote_address_;
     request.client_certificate = client_name_;
     auto exchange = std::make_shared<SessionExchange<Stream>>(shared_from_this(), std::move(request), raw.keep_alive(), raw.version());
     router_.Dispatch(exchange);
@@ -210,6 +213,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   Stream stream_;
   std::string client_name_;  // the verified client certificate's common name
+  std::string remote_address_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;

@@ -64,10 +64,34 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
                           "value TEXT NOT NULL, PRIMARY KEY (collection, key)) WITHOUT ROWID"}) {
     TESSERA_RETURN_IF_ERROR(store->Exec(sql));
   }
+  TESSERA_RETURN_IF_ERROR(store->Prepare("BEGIN IMMEDIATE", &store->begin_));
+  TESSERA_RETURN_IF_ERROR(store->Prepare("COMMIT", &store->commit_));
+  TESSERA_RETURN_IF_ERROR(store->Prepare("ROLLBACK", &store->rollback_));
+  TESSERA_RETURN_IF_ERROR(store->Prepare("INSERT INTO objects (collection, key, value) VALUES (?1, ?2, ?3) "
+                                         "ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value",
+                                         &store->put_));
+  TESSERA_RETURN_IF_ERROR(store->Prepare("DELETE FROM objects WHERE collection = ?1 AND key = ?2", &store->erase_));
   return store;
 }
 
-SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+SqliteStore::~SqliteStore() {
+  for (sqlite3_stmt* stmt : {begin_, commit_, rollback_, put_, erase_}) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+Status SqliteStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
+  if (sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr) != SQLITE_OK) {
+    return Internal("state database " + path_ + ": " + sqlite3_errmsg(db_));
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::Step(sqlite3_stmt* stmt) {
+  const int rc = sqlite3_step(stmt);
+  const Status status = rc == SQLITE_DONE ? Status::Ok() : Internal("state database " + path_ + ": " + sqlite3_errmsg(db_));
+  sqlite3_reset(stmt);
+  return status;
+}
 
 std::string SqliteStore::Describe() const { return "sqlite " + path_ + " (WAL, synchronous=FULL)"; }
 
@@ -82,23 +106,22 @@ Status SqliteStore::Exec(const char* sql) {
 }
 
 Status SqliteStore::Apply(const std::vector<Mutation>& batch) {
-  TESSERA_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  Statement put(db_, "INSERT INTO objects (collection, key, value) VALUES (?1, ?2, ?3) "
-                     "ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value");
-  Statement erase(db_, "DELETE FROM objects WHERE collection = ?1 AND key = ?2");
+  TESSERA_RETURN_IF_ERROR(Step(begin_));
   for (const Mutation& m : batch) {
-    sqlite3_stmt* stmt = m.erase ? erase.get() : put.get();
-    sqlite3_reset(stmt);
+    sqlite3_stmt* stmt = m.erase ? erase_ : put_;
     BindText(stmt, 1, ToString(m.collection));
     BindText(stmt, 2, m.key);
     if (!m.erase) BindText(stmt, 3, m.value);
-    if (sqlite3_step(stmt) != SQLITE_DONE) {
-      const std::string why = sqlite3_errmsg(db_);
-      (void)Exec("ROLLBACK");
-      return Internal("state database " + path_ + ": " + why);
+    if (Status status = Step(stmt); !status.ok()) {
+      (void)Step(rollback_);
+      return status;
     }
   }
-  return Exec("COMMIT");
+  if (Status status = Step(commit_); !status.ok()) {
+    (void)Step(rollback_);  // a failed COMMIT (disk full, I/O error) leaves the transaction open
+    return status;
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<Entry>> SqliteStore::List(Collection collection) {
