@@ -3,6 +3,7 @@
 #include <atomic>
 #include <filesystem>
 #include <future>
+#include <thread>
 #include <unistd.h>
 
 #include "store/commit_queue.h"
@@ -78,6 +79,32 @@ TEST(CommitQueueTest, BatchesApplyInOrderAndCallbacksSeeSuccess) {
   auto meta = (*store)->List(Collection::kMeta);
   ASSERT_EQ(meta->size(), 1u);
   EXPECT_EQ((*meta)[0].value, "199");  // the later batch wins within a merged transaction
+}
+
+TEST(CommitQueueTest, GathersOnlyWhileCommitsRunBackToBack) {
+  auto store = SqliteStore::Open(TempDb("gather.db"));
+  ASSERT_TRUE(store.ok());
+  // A window far longer than the test: whatever commits did not wait for it.
+  CommitQueue queue(**store, {.gather_window = std::chrono::seconds(60), .full_transaction = 10});
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<int> committed{0};
+  const auto count = [&](const Status& s) {
+    EXPECT_TRUE(s.ok());
+    ++committed;
+  };
+  queue.Submit({Mutation::Put(Collection::kJobs, NumericKey(1), "idle")}, count);
+  queue.Flush();  // idle: commits at once
+  EXPECT_EQ(queue.transactions(), 1);
+  queue.Submit({Mutation::Put(Collection::kJobs, NumericKey(2), "right after")}, count);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(committed.load(), 1) << "a write right after a commit waits for company";
+  std::vector<Mutation> many;
+  for (int i = 0; i < 9; ++i) many.push_back(Mutation::Put(Collection::kJobs, NumericKey(10 + i), "full"));
+  queue.Submit(std::move(many), count);
+  queue.Flush();  // ten mutations queued: a full transaction goes without waiting
+  EXPECT_EQ(committed.load(), 3);
+  EXPECT_EQ(queue.transactions(), 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 }  // namespace
