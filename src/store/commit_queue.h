@@ -5,12 +5,14 @@
 // what lets the API answer thousands of submissions per second only after
 // they are on disk.
 //
-// Under load the writer also gathers: most of a transaction's cost is per
-// commit (the fsync, the B-tree pages every commit rewrites), so when the
-// last commit ended less than `gather_window` ago (commits are running back
-// to back) it waits up to that long, or until `full_transaction` mutations
-// are queued, before it begins. Like PostgreSQL's commit_delay, an idle
-// server never waits: the first write after a pause commits at once.
+// Under load the writer also gathers: a transaction costs an fsync and
+// rewrites the same tail pages whatever its size, so when the last commit
+// ended less than `gather_window` ago (commits are running back to back) it
+// waits up to that long, or until `full_transaction` mutations are queued,
+// before it begins: about 5x fewer transactions in the control-plane bench
+// (docs/benchmarks.md, with what the window does to that bench's latency).
+// Like PostgreSQL's commit_delay, an idle server never waits: the first
+// write after a pause commits at once.
 #pragma once
 
 #include <chrono>
