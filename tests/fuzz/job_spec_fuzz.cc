@@ -31,5 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const World& world = TheWorld();
   (void)tessera::spec::ParseJobYaml(text, "fuzz", world.cluster, world.queues);
+  // The server's way: a JSON object through the SAX reader (spec/json_document.h).
+  if (auto documents = tessera::spec::LoadJobDocuments(text, "fuzz"); documents.ok()) {
+    (void)tessera::spec::ParseJobDocuments(*documents, "fuzz", world.cluster, world.queues);
+  }
   return 0;
 }
