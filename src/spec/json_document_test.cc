@@ -91,6 +91,25 @@ TEST_F(JsonDocumentTest, ErrorsNameTheFieldPath) {
   EXPECT_THAT(null_field.status().message(), HasSubstr("spec.walltime: expected a duration"));
 }
 
+// Both readers reject the same bodies with the same message, but for the position.
+TEST_F(JsonDocumentTest, RejectsWhatTheYamlReaderRejectsWithTheSameReason) {
+  const std::string head = R"({"apiVersion": "tessera/v1", "kind": "Job", "metadata": {"name": "a"}, )";
+  for (const std::string spec : {R"("spec": {"walltime": null, "tasks": [{"name": "w", "command": ["x"]}]}})",
+                                 R"("spec": {"priority": 1.5, "tasks": [{"name": "w", "command": ["x"]}]}})",
+                                 R"("spec": {"preemptible": "true", "tasks": [{"name": "w", "command": ["x"]}]}})",
+                                 R"("spec": {"tasks": [{"name": "w", "command": "x"}]}})",
+                                 R"("spec": {"tasks": [{"name": "w", "command": ["x"], "resources": {"gpus": []}}]}})",
+                                 R"("spec": {"tasks": {}}})", R"("spec": []})", R"("status": {}, "spec": {"tasks": []}})"}) {
+    const Result<std::vector<model::Job>> json = Parse(head + spec, false);
+    const Result<std::vector<model::Job>> yaml = Parse(head + spec, true);
+    ASSERT_FALSE(json.ok()) << spec;
+    ASSERT_FALSE(yaml.ok()) << spec;
+    std::string located = yaml.status().message();  // "j.json:1:NN: reason" -> "j.json: reason"
+    located.erase(6, located.find(": ") - 6);
+    EXPECT_EQ(json.status().message(), located) << spec;
+  }
+}
+
 TEST_F(JsonDocumentTest, LeavesEverythingButOneWellFormedObjectToTheYamlReader) {
   for (const char* text : {"apiVersion: tessera/v1", "{\"a\": 1", "{\"a\": 1, \"a\": 2}", "{\"a\": {\"b\": 1, \"b\": 1}}", "[{}]",
                            "5", "\"text\"", "{} x", "{}{}", "", "  ", "{\"a\": [1,]}"}) {
