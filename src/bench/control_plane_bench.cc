@@ -116,6 +116,7 @@ double Percentile(std::vector<double> values, double q) {
 ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& options) {
   ControlPlaneBenchResult result;
   result.agents = options.agents;
+  result.rate = options.rate;
   result.gpus = static_cast<std::int64_t>(options.agents) * options.gpus_per_agent;
   result.jobs = options.jobs;
   char dir_template[] = "/tmp/tessera-bench-cp.XXXXXX";
@@ -160,7 +161,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   const auto start_agents = [&] {
     for (auto& agent : agents) agent->Start();
   };
-  std::int64_t next = 0;
+  SubmitSchedule schedule{.total = options.jobs, .rate = options.rate, .start = Clock::now()};  // start: set when submitting begins
   std::vector<std::shared_ptr<Submitter>> submitters;
   const auto on_submitted = [&] {
     submit_end = Clock::now();
@@ -168,8 +169,9 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   };
   const auto start_submitting = [&] {
     submit_start = Clock::now();
+    schedule.start = submit_start;
     for (int i = 0; i < options.submitters; ++i) {
-      submitters.push_back(std::make_shared<Submitter>(io, endpoint, &next, options.jobs, [](std::int64_t) { return 1.0; }, shared,
+      submitters.push_back(std::make_shared<Submitter>(io, endpoint, schedule, [](std::int64_t) { return 1.0; }, shared,
                                                        on_submitted, *user_tls));
       submitters.back()->Start();
     }
@@ -232,6 +234,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
 
 std::string ToJson(const ControlPlaneBenchResult& r) {
   json j = {{"tls", r.tls},
+            {"rate", r.rate},
             {"agents", r.agents},
             {"gpus", r.gpus},
             {"jobs", r.jobs},

@@ -4,13 +4,16 @@
 // Kubernetes' hollow nodes: each registers, long-polls its assignment set over
 // its own connections, "runs" each task for a set time and reports it
 // running and exited, exactly as `tessera agent` does, minus the processes.
-// Submitters post one single-GPU job per request over keep-alive connections.
+// Submitters post one single-GPU job per request over keep-alive connections:
+// each sends its next job when the last is answered, or, with `rate`, every
+// job at its due time (an open loop; virtual_agents.h).
 //
 // Measured (client side, one steady clock):
 //   jobs_submitted_per_s     accepted (201, durable) submissions per second
 //   jobs_started_per_s       assignments received by agents per second, from
 //                            the first to the last start
-//   submit_to_running_*_ms   request sent -> its task assigned to an agent
+//   submit_to_running_*_ms   request sent (or due, with --rate) -> its task
+//                            assigned to an agent
 //   server_peak_rss_mb       the server process's VmHWM
 //   server_cpu_s             its CPU time (jobs per server CPU-second: the
 //                            figure that does not depend on sharing the cores)
@@ -30,6 +33,7 @@ struct ControlPlaneBenchOptions {
   std::int64_t jobs = 50'000;
   double task_seconds = 1.0;  // how long each virtual task runs
   int submitters = 32;        // concurrent submission connections
+  double rate = 0;            // jobs/s offered (open loop, virtual_agents.h); 0: closed loop
   int server_threads = 2;
   bool hold = false;
   // TLS on every connection, with mutual TLS for the agents (a certificate
@@ -40,6 +44,7 @@ struct ControlPlaneBenchOptions {
 
 struct ControlPlaneBenchResult {
   bool tls = false;
+  double rate = 0;
   int agents = 0;
   std::int64_t gpus = 0;
   std::int64_t jobs = 0;

@@ -120,27 +120,37 @@ void VirtualAgent::Heartbeat() {
   });
 }
 
-Submitter::Submitter(asio::io_context& io, const net::Endpoint& server, std::int64_t* next, std::int64_t total,
+Submitter::Submitter(asio::io_context& io, const net::Endpoint& server, SubmitSchedule& schedule,
                      std::function<double(std::int64_t)> gpus_of, LoadCounters& counters, std::function<void()> on_done,
                      net::TlsContext tls)
-    : conn_(io, server, std::move(tls)), next_(next), total_(total), gpus_of_(std::move(gpus_of)), counters_(counters), on_done_(std::move(on_done)) {}
+    : conn_(io, server, std::move(tls)), due_timer_(io), schedule_(schedule), gpus_of_(std::move(gpus_of)), counters_(counters),
+      on_done_(std::move(on_done)) {}
 
 void Submitter::Start() {
-  if (*next_ >= total_) return;
-  const std::int64_t n = (*next_)++;
+  if (schedule_.next >= schedule_.total) return;
+  const std::int64_t n = schedule_.next++;
+  const Clock::time_point now = Clock::now();
+  if (schedule_.rate <= 0) return Send(n, now);
+  const auto due = schedule_.start + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(static_cast<double>(n) / schedule_.rate));
+  if (due <= now) return Send(n, due);
+  due_timer_.expires_at(due);
+  due_timer_.async_wait([self = shared_from_this(), n, due](boost::system::error_code) { self->Send(n, due); });
+}
+
+void Submitter::Send(std::int64_t n, Clock::time_point due) {
   const json job = {{"apiVersion", "tessera/v1"},
                     {"kind", "Job"},
                     {"metadata", {{"name", "bench-" + std::to_string(n)}}},
                     {"spec", {{"tasks", {{{"name", "t"}, {"command", {"sleep", "1"}}, {"resources", {{"gpus", gpus_of_(n)}}}}}}}}};
-  const Clock::time_point sent = Clock::now();
-  conn_.Send("POST", "/v1/jobs", job.dump(), [self = shared_from_this(), sent](int status, std::string body) {
+  conn_.Send("POST", "/v1/jobs", job.dump(), [self = shared_from_this(), due](int status, std::string body) {
     if (status != 201) {
       self->counters_.error = "submit: " + std::to_string(status) + " " + body;
       return;
     }
     const std::int64_t id = json::parse(body)["jobs"][0]["id"];
-    self->counters_.submitted_at[id] = sent;
-    if (++self->counters_.accepted == self->total_) self->on_done_();
+    self->counters_.submitted_at[id] = due;
+    if (++self->counters_.accepted == self->schedule_.total) self->on_done_();
     self->Start();
   });
 }

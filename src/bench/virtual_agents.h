@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 // What all virtual agents and submitters share; touched only on the io thread.
 struct LoadCounters {
-  std::unordered_map<std::int64_t, Clock::time_point> submitted_at;  // job -> request sent
+  std::unordered_map<std::int64_t, Clock::time_point> submitted_at;  // job -> request sent (due, with a rate)
   std::unordered_map<std::int64_t, Clock::time_point> started_at;    // job -> first assignment seen
   std::int64_t accepted = 0;
   std::int64_t completed = 0;
@@ -75,20 +75,36 @@ class VirtualAgent : public std::enable_shared_from_this<VirtualAgent> {
   bool report_again_ = false;
 };
 
+// The jobs to submit, shared by every Submitter. Without a rate each
+// submitter sends its next job when the last is answered (a closed loop: a
+// slower server is offered less). With one, job n is due at
+// start + n / rate whatever the answers (an open loop, as wrk2 runs it), and
+// its latency counts from when it was due, so a server that falls behind
+// cannot hide it by slowing the load (coordinated omission); a submitter
+// still in flight at a job's due time sends it late.
+struct SubmitSchedule {
+  std::int64_t next = 0;
+  std::int64_t total = 0;
+  double rate = 0;  // jobs per second; 0: closed loop
+  Clock::time_point start;
+};
+
 // Submits jobs one request at a time over one keep-alive connection, taking
-// numbers from a shared counter until `total`; several run side by side.
+// numbers from the shared schedule; several run side by side.
 // `gpus_of(n)` sizes job n (GPUs of its one task).
 class Submitter : public std::enable_shared_from_this<Submitter> {
  public:
-  Submitter(boost::asio::io_context& io, const net::Endpoint& server, std::int64_t* next, std::int64_t total,
+  Submitter(boost::asio::io_context& io, const net::Endpoint& server, SubmitSchedule& schedule,
             std::function<double(std::int64_t)> gpus_of, LoadCounters& counters, std::function<void()> on_done,
             net::TlsContext tls = nullptr);
   void Start();
 
  private:
+  void Send(std::int64_t n, Clock::time_point due);
+
   net::AsyncHttpConnection conn_;
-  std::int64_t* next_;
-  std::int64_t total_;
+  boost::asio::steady_timer due_timer_;
+  SubmitSchedule& schedule_;
   std::function<double(std::int64_t)> gpus_of_;
   LoadCounters& counters_;
   std::function<void()> on_done_;

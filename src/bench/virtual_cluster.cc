@@ -27,7 +27,7 @@ std::string RunVirtualCluster(const VirtualClusterOptions& options) {
     agents.back()->Start();
   }
   static constexpr double kSizes[] = {1, 1, 1, 1, 2, 2, 4, 8};
-  std::int64_t next = 0;
+  SubmitSchedule schedule{.total = options.jobs, .start = Clock::now()};
   std::vector<std::shared_ptr<Submitter>> submitters;
   bool submitting = false, announced = false;
   const Clock::time_point start = Clock::now();
@@ -39,7 +39,7 @@ std::string RunVirtualCluster(const VirtualClusterOptions& options) {
                    options.agents * options.gpus_per_agent, static_cast<long long>(options.jobs));
       for (int i = 0; i < 16; ++i) {
         submitters.push_back(std::make_shared<Submitter>(
-            io, *endpoint, &next, options.jobs, [](std::int64_t n) { return kSizes[n % 8]; }, counters,
+            io, *endpoint, schedule, [](std::int64_t n) { return kSizes[n % 8]; }, counters,
             [&] { std::fprintf(stderr, "virtual cluster: %lld jobs accepted\n", static_cast<long long>(counters.accepted)); }));
         submitters.back()->Start();
       }
