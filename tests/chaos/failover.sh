@@ -90,6 +90,7 @@ wait_until 30 job_state_is "$target_b" running
     if [ $((k % 3)) = 0 ]; then args=(--gpus 2 --tasks 2); else args=(--gpus 1); fi
     if out=$("$TESSERA" submit -o json --name "s$k" "${args[@]}" -- "$WORK/task.sh" $((1 + k % 4)) 2>>"$WORK/submit-errors"); then
       echo "$out" | jq -r '.jobs[0].id' >>"$WORK/accepted"
+      echo "$(now_ms)" >>"$WORK/accepted-at"
     else
       echo "$(now_ms)" >>"$WORK/refused"
     fi
@@ -169,4 +170,12 @@ FIGURES
 [ "$restarts" = 0 ] || fail "a job used a restart: $(jq -c '[.jobs[] | select(.restarts > 0) | {id, restarts}]' "$WORK/final.json")"
 [ "$(job_field "$target_a" .attempt)" -ge 2 ] || fail "the job under the first fault was requeued"
 [ "$(job_field "$target_b" .attempt)" -ge 2 ] || fail "the job under the second fault was requeued"
-[ "$accepted" -ge 40 ] || fail "too few submissions were accepted during the chaos: $accepted"
+# Availability, not speed (the stream's pace depends on the machine): the CLI
+# waits out elections and never resends a request that reached a server, so
+# each replica death may cost at most the one submission in flight to it;
+# submissions are accepted again after the last kill; and the stream never
+# stalled for most of its 30 s.
+deaths=$(lines "$WORK/supervisor-restarts")
+[ "$(lines "$WORK/refused")" -le "$deaths" ] || fail "$(lines "$WORK/refused") submissions refused, more than the $deaths replica deaths"
+[ "$(awk -v t="$second_kill" '$1 > t' "$WORK/accepted-at" | wc -l)" -ge 1 ] || fail "no submission was accepted after the second leader kill"
+[ "$accepted" -ge 10 ] || fail "too few submissions were accepted during the chaos: $accepted"
