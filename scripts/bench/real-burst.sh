@@ -5,7 +5,7 @@
 # started after the release, and the start rate in between (docs/benchmarks.md).
 #   NODES=64 GPN=16 N=2000 scripts/bench/real-burst.sh
 set -euo pipefail
-T=$(cd "$(dirname "$0")/../.." && pwd)/build/release/tessera
+T=${TESSERA:-$(cd "$(dirname "$0")/../.." && pwd)/build/release/tessera}  # TESSERA=other/binary to compare
 N=${N:-500}
 D=$(mktemp -d)
 $T up --nodes ${NODES:-16} --gpus-per-node ${GPN:-8} --data-dir $D --listen 127.0.0.1:7272 > $D/up.log 2>&1 &

@@ -270,8 +270,9 @@ std::vector<std::string> Cgroups::LeafDirs(const std::string& name) const {
   return dirs;
 }
 
-Status Cgroups::Place(const std::string& name, pid_t pid, std::int64_t cpu_milli,
-                      std::int64_t memory_bytes) {
+Result<std::vector<std::string>> Cgroups::Prepare(const std::string& name,
+                                                  std::int64_t cpu_milli,
+                                                  std::int64_t memory_bytes) {
   if (support_.version == CgroupSupport::Version::kNone) {
     return FailedPrecondition("cgroups unavailable: " + support_.why_not);
   }
@@ -312,11 +313,12 @@ Status Cgroups::Place(const std::string& name, pid_t pid, std::int64_t cpu_milli
   if (support_.cpu) add(support_.cpu_dir, cpu_writes);
   if (support_.memory) add(support_.memory_dir, memory_writes);
 
-  for (auto& [leaf, writes] : leaves) {
+  std::vector<std::string> procs;
+  for (const auto& [leaf, writes] : leaves) {
     if (mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
       return FailedPrecondition("cannot create cgroup " + leaf + ": " + ErrnoText(errno));
     }
-    writes.push_back({"cgroup.procs", std::to_string(pid)});
+    procs.push_back(leaf + "/cgroup.procs");
     for (const Write& w : writes) {
       const int err = WriteFile(leaf + "/" + w.file, w.value);
       if (err == ENOENT && w.optional) continue;
@@ -326,7 +328,7 @@ Status Cgroups::Place(const std::string& name, pid_t pid, std::int64_t cpu_milli
       }
     }
   }
-  return Status::Ok();
+  return procs;
 }
 
 void Cgroups::Remove(const std::string& name) {

@@ -25,8 +25,6 @@
 // operator can act on; tasks then run without that limit rather than not at all.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -74,15 +72,18 @@ class Cgroups {
   // "cgroups unavailable: <why>; tasks run without CPU/memory limits".
   std::string Describe() const;
 
-  // Creates the leaf group `name` under the parent in each supported hierarchy,
-  // sets the limits that are > 0 -- cpu (v2 cpu.max "quota period"; v1
+  // Creates the leaf group `name` under the parent in each supported hierarchy
+  // and sets the limits that are > 0 -- cpu (v2 cpu.max "quota period"; v1
   // cpu.cfs_quota_us / cpu.cfs_period_us, period 100ms) and memory (v2
   // memory.max, and memory.swap.max 0; v1 memory.limit_in_bytes and
   // memory.memsw.limit_in_bytes; swap is disabled so a task over its limit is
-  // OOM-killed rather than slowed down) -- and moves `pid` into it. Limits on a
-  // controller the machine lacks are skipped: support() says which.
-  Status Place(const std::string& name, pid_t pid, std::int64_t cpu_milli,
-               std::int64_t memory_bytes);
+  // OOM-killed rather than slowed down). Limits on a controller the machine
+  // lacks are skipped: support() says which. Returns the leaves' cgroup.procs
+  // files: a process joins the group by writing "0" to each (the writer moves
+  // itself), which the launcher's child does before exec, so the limits hold
+  // from the task's first instruction.
+  Result<std::vector<std::string>> Prepare(const std::string& name, std::int64_t cpu_milli,
+                                           std::int64_t memory_bytes);
 
   // Removes the leaf group once its task has exited. Processes that escaped the
   // task's process group (setsid) but not its cgroup are killed first. Best

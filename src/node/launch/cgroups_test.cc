@@ -73,6 +73,24 @@ TEST_F(FakeCgroupsTest, PureV2EnablesControllersAndCreatesTheParent) {
   EXPECT_EQ(cgroups->Describe(), "cgroup v2 at " + s.root + ": cpu, memory");
 }
 
+TEST_F(FakeCgroupsTest, PrepareMakesTheLeafWithItsLimitsAndNamesTheFileToJoin) {
+  fs_.Write("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+  fs_.Write("sys/fs/cgroup/cgroup.subtree_control", "");
+  fs_.Write("sys/fs/cgroup/cgroup.procs", "1\n");
+  fs_.Write("sys/fs/cgroup/tessera/cgroup.subtree_control", "");
+  // The files the kernel would show in the new leaf (memory.swap.max is
+  // optional: absent without swap accounting).
+  fs_.Write("sys/fs/cgroup/tessera/task-1/cpu.max", "");
+  fs_.Write("sys/fs/cgroup/tessera/task-1/memory.max", "");
+  const auto cgroups = Detect(kV2Mountinfo, "0::/\n");
+  const auto procs = cgroups->Prepare("task-1", 250, 64 << 20);
+  ASSERT_TRUE(procs.ok()) << procs.status().message();
+  EXPECT_EQ(*procs, std::vector<std::string>{fs_ / "sys/fs/cgroup/tessera/task-1/cgroup.procs"});
+  EXPECT_EQ(ReadAll(fs_ / "sys/fs/cgroup/tessera/task-1/cpu.max"), "25000 100000");
+  EXPECT_EQ(ReadAll(fs_ / "sys/fs/cgroup/tessera/task-1/memory.max"), std::to_string(64 << 20));
+  EXPECT_FALSE(cgroups->Prepare("../escape", 0, 0).ok());
+}
+
 TEST_F(FakeCgroupsTest, V2FallsBackToTheParentWhenOurCgroupCannotDelegate) {
   // The agent runs in service/agent, whose subtree_control cannot be written here;
   // the service cgroup already delegates cpu and memory.

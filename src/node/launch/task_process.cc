@@ -49,20 +49,16 @@ class Fd {
   int fd_ = -1;
 };
 
-// Two connected descriptors, close-on-exec. The child's failure report travels
-// on a pipe; the parent's go-ahead on a socket, so that sending to a child that
-// has died fails with EPIPE instead of raising SIGPIPE in the agent (MSG_NOSIGNAL).
-struct Channel {
+// A close-on-exec pipe: the child's failure report travels on it.
+struct Pipe {
   Fd read, write;
 };
-std::optional<Channel> MakeChannel(bool socket) {
+std::optional<Pipe> MakePipe() {
   int fds[2];
-  const int rc =
-      socket ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) : pipe2(fds, O_CLOEXEC);
-  if (rc != 0) return std::nullopt;
-  Channel channel{Fd(fds[0]), Fd(fds[1])};
-  if (!channel.read.ok() || !channel.write.ok()) return std::nullopt;
-  return channel;
+  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  Pipe pipe{Fd(fds[0]), Fd(fds[1])};
+  if (!pipe.read.ok() || !pipe.write.ok()) return std::nullopt;
+  return pipe;
 }
 
 Result<Fd> OpenLog(const std::string& path, const std::string& stream) {
@@ -100,31 +96,36 @@ std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
 }
 
 // What the child reports when it fails before exec.
-enum class Step : int { kSession, kStdio, kWorkingDir, kExec };
+enum class Step : int { kSession, kCgroup, kStdio, kWorkingDir, kExec };
 struct ChildReport {
   Step step;
   int err;
+  int index;  // kCgroup: which of the plan's cgroup.procs files
 };
 
-// Everything the child needs, prepared before fork so that it need not allocate.
+// Everything the child needs, prepared before vfork so that it need not allocate.
 struct ChildPlan {
-  int go_fd, report_fd, stdin_fd, stdout_fd, stderr_fd;
+  int report_fd, stdin_fd, stdout_fd, stderr_fd;
   const char* working_dir;  // nullptr: stay in the agent's
+  std::vector<char*> join;  // cgroup.procs files to write "0" to, then nullptr
   std::vector<char*> candidates, argv, envp;
 };
 
-[[noreturn]] void Fail(const ChildPlan& plan, Step step, int err) {
-  const ChildReport report{step, err};
+[[noreturn]] void Fail(const ChildPlan& plan, Step step, int err, int index = 0) {
+  const ChildReport report{step, err, index};
   // A failed write leaves the parent seeing end-of-file and, later, exit 127.
   [[maybe_unused]] const ssize_t written = write(plan.report_fd, &report, sizeof report);
   _exit(127);
 }
 
-// The child between fork and exec: async-signal-safe calls only.
+// The child between vfork and exec: it borrows the agent's memory while the
+// calling thread waits, so system calls only -- no allocation, nothing that
+// takes a lock or changes the agent's data.
 [[noreturn]] void RunChild(const ChildPlan& plan) {
-  // Handlers and the signal mask (all blocked by the parent around fork) go back
-  // to their defaults: no agent handler may run here, and the task starts clean
-  // (ignored signals and the mask would survive exec).
+  // Handlers and the signal mask (all blocked by the parent around vfork) go
+  // back to their defaults: no agent handler may run here, and the task starts
+  // clean (ignored signals and the mask would survive exec). The child has its
+  // own copy of the handler table: the agent's is untouched.
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &default_action, nullptr);
@@ -133,12 +134,11 @@ struct ChildPlan {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
   if (setsid() < 0) Fail(plan, Step::kSession, errno);
-  char go = 0;
-  ssize_t got;
-  while ((got = read(plan.go_fd, &go, 1)) < 0 && errno == EINTR) {
+  for (int i = 0; plan.join[i] != nullptr; ++i) {
+    const int fd = open(plan.join[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) Fail(plan, Step::kCgroup, errno, i);
+    close(fd);
   }
-  if (got != 1) _exit(127);  // the parent gave up, and reports why itself
-
   if (dup2(plan.stdin_fd, 0) < 0 || dup2(plan.stdout_fd, 1) < 0 || dup2(plan.stderr_fd, 2) < 0) {
     Fail(plan, Step::kStdio, errno);
   }
@@ -164,13 +164,16 @@ struct ChildPlan {
   Fail(plan, Step::kExec, err);
 }
 
-Status Explain(const ChildReport& report, const LaunchSpec& spec, const std::string& path) {
+Status Explain(const ChildReport& report, const LaunchSpec& spec, const std::string& path,
+               const std::vector<std::string>& join) {
   const std::string& command = spec.argv[0];
   const std::string context = "launching " + command + ": ";
   const std::string error = ErrnoText(report.err);
   switch (report.step) {
     case Step::kSession:
       return Internal(context + "setsid: " + error);
+    case Step::kCgroup:
+      return FailedPrecondition(context + "cannot join cgroup " + join[report.index] + ": " + error);
     case Step::kStdio:
       return Internal(context + "redirecting stdin/stdout/stderr: " + error);
     case Step::kWorkingDir:
@@ -232,69 +235,71 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   std::vector<std::string> envp;
   for (const auto& [key, value] : env) envp.push_back(key + "=" + value);
 
-  std::optional<Channel> go = MakeChannel(true);
-  std::optional<Channel> report = MakeChannel(false);
-  if (!stdin_fd.ok() || !go || !report) {
+  // The cgroup is made and limited here, where allocating and reporting the
+  // whole story are allowed; the child only joins it.
+  std::string cgroup;
+  std::vector<std::string> join;
+  if (cgroups != nullptr && cgroups->support().version != CgroupSupport::Version::kNone &&
+      !spec.cgroup_name.empty()) {
+    cgroup = spec.cgroup_name;
+    Result<std::vector<std::string>> prepared = cgroups->Prepare(cgroup, spec.cpu_milli, spec.memory_bytes);
+    if (!prepared.ok()) {
+      cgroups->Remove(cgroup);
+      return WithContext(context, prepared.status());
+    }
+    join = std::move(prepared).value();
+  }
+  const auto forget_cgroup = [&] {
+    if (!cgroup.empty()) cgroups->Remove(cgroup);
+  };
+
+  std::optional<Pipe> report = MakePipe();
+  if (!stdin_fd.ok() || !report) {
+    forget_cgroup();
     return Internal(context + "cannot create descriptors: " + ErrnoText(errno));
   }
-  const ChildPlan plan{go->read.get(),
-                       report->write.get(),
+  const ChildPlan plan{report->write.get(),
                        stdin_fd.get(),
                        stdout_fd->get(),
                        stderr_fd->get(),
                        spec.working_dir.empty() ? nullptr : spec.working_dir.c_str(),
+                       NullTerminated(join),
                        NullTerminated(candidates),
                        NullTerminated(argv),
                        NullTerminated(envp)};
 
+  // vfork, not fork: the child borrows the agent's address space instead of
+  // copying its page tables, which in `tessera up` (a server and dozens of
+  // agents in one process of gigabytes) was most of a launch's cost. This
+  // thread waits until the child has exec'd or exited.
   sigset_t all, agent_mask;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &agent_mask);
-  const pid_t pid = fork();
+  const pid_t pid = vfork();
   if (pid == 0) RunChild(plan);
-  const int fork_error = errno;
+  const int vfork_error = errno;
   pthread_sigmask(SIG_SETMASK, &agent_mask, nullptr);
-  if (pid < 0) return Internal(context + "fork: " + ErrnoText(fork_error));
-  go->read.Close();
+  if (pid < 0) {
+    forget_cgroup();
+    return Internal(context + "vfork: " + ErrnoText(vfork_error));
+  }
   report->write.Close();
 
-  // The cgroup placement happens here, in the parent, while the child waits for
-  // the go-ahead before exec. That is the robust option: Place allocates and
-  // writes several files, which the child may not do safely (see the header);
-  // its errors come back as a Status with the whole story; and the limits hold
-  // before the task's first instruction. (clone3 with CLONE_INTO_CGROUP would
-  // spare the wait, but exists only on cgroup v2 and Linux 5.7+.)
-  std::string cgroup;
-  const auto abandon = [&](const Status& why) -> Status {
-    kill(pid, SIGKILL);
-    Reap(pid, nullptr);
-    if (!cgroup.empty()) cgroups->Remove(cgroup);
-    return WithContext(context, why);
-  };
-  if (cgroups != nullptr && cgroups->support().version != CgroupSupport::Version::kNone &&
-      !spec.cgroup_name.empty()) {
-    cgroup = spec.cgroup_name;
-    if (Status placed = cgroups->Place(cgroup, pid, spec.cpu_milli, spec.memory_bytes);
-        !placed.ok()) {
-      return abandon(placed);
-    }
-  }
-  const char go_ahead = 1;
-  if (send(go->write.get(), &go_ahead, 1, MSG_NOSIGNAL) != 1) {
-    return abandon(Internal("cannot release the child: " + ErrnoText(errno)));
-  }
-  go->write.Close();
-
-  // End-of-file: the exec succeeded and closed the pipe. A report: the child failed and exits.
+  // End-of-file: the exec succeeded and closed the pipe. A report: the child failed and exited.
   ChildReport failure{};
   ssize_t got;
   while ((got = read(report->read.get(), &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
   if (got == 0) return std::unique_ptr<TaskProcess>(new TaskProcess(pid, cgroup));
-  if (got != sizeof failure) return abandon(Internal("lost the child's report"));
+  if (got != sizeof failure) {
+    kill(pid, SIGKILL);
+    Reap(pid, nullptr);
+    forget_cgroup();
+    return Internal(context + "lost the child's report");
+  }
   Reap(pid, nullptr);
-  if (!cgroup.empty()) cgroups->Remove(cgroup);
-  return Explain(failure, spec, path);
+  forget_cgroup();
+  return Explain(failure, spec, path, join);
 }
 
 TaskProcess::~TaskProcess() {

@@ -3,19 +3,23 @@
 // its own cgroup with CPU and memory limits; signalled, stopped and reaped as
 // one.
 //
-// Launch forks, places the child in its cgroup and execs, and returns only once
-// the exec has happened or failed. Every failure before the task's own code
-// runs -- command not found, not executable, working directory or log file
-// impossible, cgroup placement refused -- comes back as a Status naming the
-// step, never as an exit code 127 that would look like the task's own. The
-// child reports its failing step and errno over a close-on-exec pipe: the
-// parent reads either that report or, when exec succeeds, end-of-file.
+// Launch makes the task's cgroup and sets its limits, then vforks; the child
+// joins the cgroup and execs, and Launch returns only once the exec has
+// happened or failed. Every failure before the task's own code runs --
+// command not found, not executable, working directory or log file
+// impossible, cgroup refused -- comes back as a Status naming the step, never
+// as an exit code 127 that would look like the task's own. The child reports
+// its failing step and errno over a close-on-exec pipe: the parent reads
+// either that report or, when exec succeeds, end-of-file.
 //
-// Between fork and exec the child runs only async-signal-safe calls: the agent
-// is multi-threaded, and another thread may have held the allocator's lock at
-// fork time. So everything that allocates (PATH candidates, the environment,
-// opening logs) is prepared before fork, and the cgroup placement is done by
-// the parent (see Launch in the .cc).
+// Between vfork and exec the child borrows the agent's memory, and the agent
+// is multi-threaded: it makes system calls only. So everything that allocates
+// (PATH candidates, the environment, opening logs, the cgroup and its limits)
+// is prepared before vfork; the child joins its cgroup by writing "0" to its
+// cgroup.procs files, so the limits hold from the task's first instruction.
+// vfork rather than fork because copying the page tables of a large agent
+// process (or of `tessera up`, which hosts a server and many agents) was most
+// of a launch's cost.
 //
 // The task is the leader of a new session and process group (setsid), so a
 // signal sent to the group reaches everything it spawned, down to grandchildren.

@@ -226,6 +226,28 @@ TEST(TaskProcessTest, DestroyingARunningTaskKillsAndReapsIt) {
   EXPECT_NE(kill(pid, 0), 0);  // reaped: not even a zombie
 }
 
+// A cgroup the child cannot join (here a stand-in tree without the kernel's
+// cgroup.procs): the launch fails naming the file, and leaves no process and
+// no group behind.
+TEST(TaskProcessCgroupTest, ACgroupTheChildCannotJoinFailsTheLaunchAndIsRemoved) {
+  TestTempDir fs;
+  fs.Write("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+  fs.Write("sys/fs/cgroup/cgroup.subtree_control", "");
+  fs.Write("sys/fs/cgroup/cgroup.procs", "1\n");
+  fs.Write("sys/fs/cgroup/tessera/cgroup.subtree_control", "");
+  const auto cgroups = Cgroups::DetectFrom("30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/\n",
+                                           fs.path(), "tessera");
+  ASSERT_EQ(cgroups->support().version, CgroupSupport::Version::kV2) << cgroups->Describe();
+  LaunchSpec spec = Shell("touch " + (fs / "ran"));
+  spec.cgroup_name = "task-1";
+  const auto launched = TaskProcess::Launch(spec, cgroups.get());
+  ASSERT_FALSE(launched.ok());
+  EXPECT_EQ(launched.status().message(), "launching sh: cannot join cgroup " + (fs / "sys/fs/cgroup/tessera/task-1/cgroup.procs") +
+                                             ": No such file or directory");
+  EXPECT_FALSE(std::filesystem::exists(fs / "ran"));
+  EXPECT_FALSE(std::filesystem::exists(fs / "sys/fs/cgroup/tessera/task-1"));
+}
+
 // On the real machine, when it lets us make cgroups.
 class CgroupTaskTest : public testing::Test {
  protected:
