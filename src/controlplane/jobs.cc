@@ -254,7 +254,9 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   model::Job& job = state_->job(id);
   if (job.restarts >= job.max_restarts) return EndRun(id, model::JobState::kFailed, message);
   Detach(id);
-  state_->Requeue(id, NowSeconds());
+  // The core counts whole seconds and the loop compares floored ones, so the
+  // requeue time is rounded up: a 2 s backoff then waits 2-3 s, never 1-2.
+  state_->Requeue(id, (NowMs() + 999) / 1000);
   JobRecord& record = records_[id.index()];
   RetireRun(record);
   record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
