@@ -7,9 +7,12 @@ start_server
 start_agent solo 1
 wait_until 20 nodes_ready 1
 
+# Each half holds its share until the test releases it, however slow the checks.
+release="$WORK/release"
 for name in half-a half-b half-c; do
   "$TESSERA" submit -o json --name "$name" --gpus 0.5 --gpu-memory 30Gi -- \
-    sh -c 'echo gpus=$CUDA_VISIBLE_DEVICES milli=$TESSERA_GPU_MILLI mem=$TESSERA_GPU_MEMORY_LIMIT; sleep 4' >/dev/null
+    sh -c 'echo gpus=$CUDA_VISIBLE_DEVICES milli=$TESSERA_GPU_MILLI mem=$TESSERA_GPU_MEMORY_LIMIT; until [ -e "$0" ]; do sleep 0.1; done' \
+    "$release" >/dev/null
 done
 a=0 b=1 c=2
 wait_until 20 job_state_is $a running
@@ -18,6 +21,8 @@ job_state_is $c pending || fail "a third half must wait: $(job_json $c)"
 [ "$(job_field $a '.tasks[0].gpus[0]')" = "$(job_field $b '.tasks[0].gpus[0]')" ] || fail "both halves should share GPU 0"
 alloc=$("$TESSERA" nodes -o json | jq '.nodes[0].gpus[0].allocatedMilli')
 [ "$alloc" -eq 1000 ] || fail "GPU 0 should be fully allocated by two halves, got $alloc milli"
+job_state_is $c pending || fail "the third half must still wait: $(job_json $c)"
+touch "$release"
 wait_until 30 job_state_is $c succeeded
 "$TESSERA" logs $a | grep -q "gpus=0 milli=500 mem=32212254720" || fail "the task should see its share: $("$TESSERA" logs $a)"
 log "two halves shared GPU 0; the third ran after"

@@ -7,7 +7,10 @@
 source "$(dirname "$0")/lib.sh" "$1"
 
 start_server
-start_agent gpu-node 4 --gpu-recheck 2
+# Long enough that the checks after the requeue (a CLI call takes half a
+# second under ASan) see the GPU still out before its health check returns it.
+recheck=6
+start_agent gpu-node 4 --gpu-recheck $recheck
 wait_until 20 nodes_ready 1
 faults="$WORK/gpu-node.gpus.yaml.faults"
 gpus_state() { curl -s "$SERVER_URL/v1/cluster/gpus" | jq -r '.nodes[0].gpus'; }
@@ -40,7 +43,7 @@ wait_until 20 bash -c "curl -s '$SERVER_URL/v1/events?since=0&kind=node' | jq -e
 held=$(job_field "$job" '.tasks[0].gpus[0]')
 echo "{\"gpu\": $held, \"kind\": \"xid\", \"code\": 79}" >>"$faults"
 wait_until 20 bash -c "[ \"\$(curl -s $SERVER_URL/v1/jobs/$job | jq .attempt)\" = 3 ]"
-sleep 5  # two recheck intervals
+sleep $((2 * recheck + 1))  # two recheck intervals
 [ "$(gpus_state | cut -c$((held + 1)))" = U ] || fail "GPU $held stays out after Xid 79: $(gpus_state)"
 curl -s "$SERVER_URL/v1/nodes/gpu-node" | jq -e --argjson g "$held" '.gpus[$g].outOfService | test("Xid 79.*hardware")' >/dev/null ||
   fail "the node says why GPU $held is out"
