@@ -239,19 +239,19 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   // whole story are allowed; the child only joins it.
   std::string cgroup;
   std::vector<std::string> join;
+  const auto forget_cgroup = [&] {
+    if (!cgroup.empty()) cgroups->Remove(cgroup);
+  };
   if (cgroups != nullptr && cgroups->support().version != CgroupSupport::Version::kNone &&
       !spec.cgroup_name.empty()) {
     cgroup = spec.cgroup_name;
     Result<std::vector<std::string>> prepared = cgroups->Prepare(cgroup, spec.cpu_milli, spec.memory_bytes);
     if (!prepared.ok()) {
-      cgroups->Remove(cgroup);
+      forget_cgroup();
       return WithContext(context, prepared.status());
     }
     join = std::move(prepared).value();
   }
-  const auto forget_cgroup = [&] {
-    if (!cgroup.empty()) cgroups->Remove(cgroup);
-  };
 
   std::optional<Pipe> report = MakePipe();
   if (!stdin_fd.ok() || !report) {
