@@ -117,17 +117,17 @@ Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<T
       for (std::uint64_t mask : cluster.node(nodes[0]).nvlink_masks) gpus = std::max<std::int64_t>(gpus, std::popcount(mask));
     }
     // Each group fitting alone is not enough: together they need the domain's GPUs too.
-    if (fits && job.MinRequest().gpu_milli <= gpus * 1000) return Status::Ok();
+    if (fits && job.MinGpuMilli() <= gpus * 1000) return Status::Ok();
     largest_domain_gpus = std::max(largest_domain_gpus, gpus);
   }
   const std::string name(ToString(level));
-  return Infeasible("spec.topology: the gang needs " + FormatMilli(job.MinRequest().gpu_milli) +
+  return Infeasible("spec.topology: the gang needs " + FormatMilli(job.MinGpuMilli()) +
                     " GPUs inside one " + name + ", but the largest " + name + " has " +
                     std::to_string(largest_domain_gpus) + " GPUs (use mode: preferred to allow spreading)");
 }
 
 Status CheckQueue(const Job& job, const QueueTree& queues) {
-  const std::int64_t need = job.MinRequest().gpu_milli;
+  const std::int64_t need = job.MinGpuMilli();
   for (QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
     const Queue& queue = queues.queue(q);
     if (need > queue.limit_milli) {

@@ -59,6 +59,12 @@ Resources Job::MinRequest() const {
   return total;
 }
 
+void Job::Remember() {
+  min_gpu_milli_ = MinRequest().gpu_milli;
+  shape_ = ShapeFingerprint();
+  remembered_ = true;
+}
+
 Resources SumPlacements(const std::vector<TaskPlacement>& placements) {
   Resources held;
   for (const TaskPlacement& t : placements) {

@@ -23,6 +23,7 @@ JobTable::IdSet* JobTable::SetFor(JobState state) {
 
 JobId JobTable::Add(Job job) {
   job.id = JobId(static_cast<std::int32_t>(jobs_.size()));
+  job.Remember();
   by_name_[job.name] = job.id;
   position_.push_back(-1);
   const JobState state = job.state;

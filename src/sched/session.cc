@@ -163,7 +163,7 @@ std::optional<JobId> Session::NextPending() {
 
 bool Session::FindPlacement(JobId id, const PlaceOptions& options) {
   const Job& job = state_.job(id);
-  const std::uint64_t key = job.ShapeFingerprint() ^ (options.excluded_nodes ? 0x8000000000000000ULL : 0);
+  const std::uint64_t key = job.Shape() ^ (options.excluded_nodes ? 0x8000000000000000ULL : 0);
   if (failed_shapes_.contains(key)) return false;
   scratch_.clear();
   PlaceOptions within_quota = options;

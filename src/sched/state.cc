@@ -18,7 +18,7 @@ JobId SchedulerState::Submit(Job job, Time now) {
   for (model::TaskGroup& group : job.groups) {
     if (!group.request.gpu_model.empty()) group.request.models = cluster_.ResolveModels(group.request.gpu_model).value_or(0);
   }
-  const std::uint64_t key = job.ShapeFingerprint() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 33) ^
+  const std::uint64_t key = job.Shape() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 33) ^
                             (job.preemptible ? 0x5bd1e995ULL : 0);
   // An unknown GPU model resolves to "any model" in the fingerprint: judge such
   // jobs on their own rather than share another job's answer.

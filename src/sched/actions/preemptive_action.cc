@@ -17,7 +17,7 @@ void PreemptiveAction::Run(Session& session) {
     const Outcome& outcome = session.outcome(index);
     const model::Job& job = session.state().job(outcome.job);
     if (job.state != model::JobState::kPending || !Qualifies(session, job, outcome)) continue;
-    const std::uint64_t key = job.ShapeFingerprint() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 32) ^
+    const std::uint64_t key = job.Shape() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 32) ^
                               static_cast<std::uint32_t>(job.priority);
     if (failed.contains(key)) continue;
     const VictimFilter filter = [&](const model::Job& victim) { return MayEvict(session, job, victim); };

@@ -21,7 +21,7 @@ class Reclaim final : public PreemptiveAction {
   bool Qualifies(const Session& session, const model::Job& job, const Outcome& outcome) const override {
     if (!borrowing_ || outcome.reason == WaitReason::kQueueLimit || outcome.reason == WaitReason::kUserLimit) return false;
     const model::Queue& queue = session.state().queues().queue(job.queue);
-    return queue.allocated.gpu_milli + job.MinRequest().gpu_milli <= queue.guaranteed_milli;
+    return queue.allocated.gpu_milli + job.MinGpuMilli() <= queue.guaranteed_milli;
   }
   bool MayEvict(const Session& session, const model::Job& preemptor, const model::Job& victim) const override {
     return session.plugins().admission->MayReclaim(preemptor, victim, session.state().queues());

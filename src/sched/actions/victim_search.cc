@@ -80,7 +80,7 @@ std::vector<Plan> Search::RankDomains(const std::vector<Candidate>& candidates) 
     }
   }
   // Lower bound: free GPUs plus the cheapest victims' GPUs must cover the gang.
-  const std::int64_t need = (job_.MinRequest().gpu_milli + 999) / 1000;
+  const std::int64_t need = (job_.MinGpuMilli() + 999) / 1000;
   std::vector<Plan> plans;
   for (auto& [group, plan] : by_domain) {
     std::int64_t have = FreeGpus(plan.domain);

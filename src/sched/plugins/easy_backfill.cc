@@ -70,7 +70,7 @@ std::optional<Reservation> EasyBackfill::Compute(Session& session, model::JobId 
 
   Statement& statement = session.statement();
   const Statement::Checkpoint mark = statement.Mark();
-  const std::int64_t need = gang.MinRequest().gpu_milli;
+  const std::int64_t need = gang.MinGpuMilli();
   std::optional<Reservation> reservation;
   std::vector<model::TaskPlacement> placement;
   std::size_t tries = 0;

@@ -6,7 +6,7 @@
 namespace tessera::sched {
 
 std::optional<Denial> HierarchicalQuota::Admit(const model::Job& job, const model::QueueTree& queues) const {
-  const std::int64_t need = job.MinRequest().gpu_milli;
+  const std::int64_t need = job.MinGpuMilli();
   for (model::QueueId q = job.queue; q.valid() && q != queues.root(); q = queues.queue(q).parent) {
     const model::Queue& queue = queues.queue(q);
     if (queue.allocated.gpu_milli + need > queue.limit_milli) return Denial{Denial::Kind::kQueueLimit, q};
@@ -38,7 +38,7 @@ bool HierarchicalQuota::MayReclaim(const model::Job& preemptor, const model::Job
     const model::Queue& queue = queues.queue(q);
     if (queue.allocated.gpu_milli - victim.Held().gpu_milli < queue.guaranteed_milli) return false;
   }
-  const std::int64_t need = preemptor.MinRequest().gpu_milli;
+  const std::int64_t need = preemptor.MinGpuMilli();
   for (model::QueueId q = preemptor.queue; q != lca; q = queues.queue(q).parent) {
     const model::Queue& queue = queues.queue(q);
     if (queue.allocated.gpu_milli + need > queue.guaranteed_milli) return false;

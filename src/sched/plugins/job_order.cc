@@ -35,7 +35,7 @@ namespace {
 // Seconds of true run time left: the whole gang runs together, so the time run
 // is its attained GPU-seconds over its GPUs.
 double Remaining(const model::Job& job, Time now) {
-  const double gpus = static_cast<double>(std::max<std::int64_t>(job.MinRequest().gpu_milli, 1)) / 1000.0;
+  const double gpus = static_cast<double>(std::max<std::int64_t>(job.MinGpuMilli(), 1)) / 1000.0;
   return static_cast<double>(job.oracle_duration) - job.AttainedService(now) / gpus;
 }
 }  // namespace

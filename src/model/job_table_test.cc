@@ -1,0 +1,71 @@
+#include "model/job_table.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tessera::model {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+// A gang of 4 workers (at least 2) of 2 GPUs each and one CPU-only launcher.
+Job ElasticGang(std::string name) {
+  Job job;
+  job.name = std::move(name);
+  TaskGroup workers;
+  workers.replicas = 4;
+  workers.min_replicas = 2;
+  workers.request.gpu_milli = 2000;
+  workers.request.cpu_milli = 8000;
+  TaskGroup launcher;
+  launcher.request.cpu_milli = 1000;
+  job.groups = {workers, launcher};
+  return job;
+}
+
+TEST(JobTableTest, PendingAndRunningSetsFollowTheJobsState) {
+  JobTable table;
+  const JobId a = table.Add(ElasticGang("a"));
+  const JobId b = table.Add(ElasticGang("b"));
+  const JobId c = table.Add(ElasticGang("c"));
+  EXPECT_THAT(table.pending(), ElementsAre(a, b, c));
+  table.SetState(a, JobState::kRunning);
+  table.SetState(b, JobState::kRunning);
+  EXPECT_THAT(table.pending(), ElementsAre(c));
+  EXPECT_THAT(table.running(), UnorderedElementsAre(a, b));
+  table.SetState(a, JobState::kSucceeded);
+  table.SetState(c, JobState::kCancelled);
+  EXPECT_TRUE(table.pending().empty());
+  EXPECT_THAT(table.running(), ElementsAre(b));
+  table.SetState(b, JobState::kPending);  // requeued
+  EXPECT_THAT(table.pending(), ElementsAre(b));
+  EXPECT_TRUE(table.running().empty());
+}
+
+TEST(JobTableTest, FindByNameGivesTheLatestJobOfThatName) {
+  JobTable table;
+  table.Add(ElasticGang("train"));
+  const JobId again = table.Add(ElasticGang("train"));
+  EXPECT_EQ(table.FindByName("train"), again);
+  EXPECT_FALSE(table.FindByName("missing").valid());
+}
+
+TEST(JobTableTest, AJobInTheTableRemembersItsMinimumGangAndShape) {
+  const Job outside = ElasticGang("a");
+  EXPECT_EQ(outside.MinGpuMilli(), 4000);  // computed: 2 workers x 2 GPUs
+  JobTable table;
+  const Job& inside = table.at(table.Add(outside));
+  EXPECT_EQ(inside.MinGpuMilli(), 4000);
+  EXPECT_EQ(inside.MinGpuMilli(), inside.MinRequest().gpu_milli);
+  EXPECT_EQ(inside.Shape(), outside.ShapeFingerprint());
+
+  Job bigger = ElasticGang("b");
+  bigger.groups[0].min_replicas = 3;
+  const Job& added = table.at(table.Add(bigger));
+  EXPECT_EQ(added.MinGpuMilli(), 6000);
+  EXPECT_NE(added.Shape(), inside.Shape());
+}
+
+}  // namespace
+}  // namespace tessera::model
