@@ -90,6 +90,32 @@ TEST(PackingTest, ReportShowsTheMeanCurve) {
   std::filesystem::remove(path);
 }
 
+TEST(PackingTest, APodThatNamesAGpuModelPacksOnlyOntoThatModel) {
+  // Whole-GPU pods that accept only T4s: the 8 T4 nodes hold 16 of the
+  // cluster's 80 GPUs, so no placement may allocate more than 20%.
+  Workload pods{"t4-only", {}};
+  for (int i = 0; i < 40; ++i) {
+    WorkloadJob pod;
+    pod.job.name = "pod-" + std::to_string(i);
+    model::TaskGroup group;
+    group.request.gpu_milli = 1000;
+    group.request.cpu_milli = 1000;
+    group.request.memory = kGiB;
+    group.request.gpu_model = "T4";
+    pod.job.groups.push_back(group);
+    pods.jobs.push_back(std::move(pod));
+  }
+  PackingOptions options;
+  options.seeds = 2;
+  for (const char* placement : {"random", "topology-packing", "fgd"}) {
+    options.placement = placement;
+    auto r = RunPacking(Nodes(), pods, options);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_DOUBLE_EQ(r->mean_allocated, 16.0 / 80.0) << placement;
+    for (const PackingCurve& c : r->seeds) EXPECT_GT(c.dropped, 0) << placement;
+  }
+}
+
 TEST(PackingTest, PoliciesPackBetterThanRandom) {
   PackingOptions options;
   options.seeds = 5;
