@@ -55,16 +55,16 @@ TEST(JobTableTest, AJobInTheTableRemembersItsMinimumGangAndShape) {
   const Job outside = ElasticGang("a");
   EXPECT_EQ(outside.MinGpuMilli(), 4000);  // computed: 2 workers x 2 GPUs
   JobTable table;
-  const Job& inside = table.at(table.Add(outside));
-  EXPECT_EQ(inside.MinGpuMilli(), 4000);
-  EXPECT_EQ(inside.MinGpuMilli(), inside.MinRequest().gpu_milli);
-  EXPECT_EQ(inside.Shape(), outside.ShapeFingerprint());
+  const JobId a = table.Add(outside);
+  EXPECT_EQ(table.at(a).MinGpuMilli(), 4000);
+  EXPECT_EQ(table.at(a).MinGpuMilli(), table.at(a).MinRequest().gpu_milli);
+  EXPECT_EQ(table.at(a).Shape(), outside.ShapeFingerprint());
 
   Job bigger = ElasticGang("b");
   bigger.groups[0].min_replicas = 3;
-  const Job& added = table.at(table.Add(bigger));
-  EXPECT_EQ(added.MinGpuMilli(), 6000);
-  EXPECT_NE(added.Shape(), inside.Shape());
+  const JobId b = table.Add(bigger);  // may move every record: look jobs up by id
+  EXPECT_EQ(table.at(b).MinGpuMilli(), 6000);
+  EXPECT_NE(table.at(b).Shape(), table.at(a).Shape());
 }
 
 }  // namespace
