@@ -136,8 +136,9 @@ struct alignas(64) Job {
   // MinRequest().gpu_milli and ShapeFingerprint(), remembered when the job
   // enters the job table (Remember): its groups and topology do not change
   // after that, and the scheduler reads both for every pending job every
-  // cycle, where walking the groups cost a cache miss a job. Before that
-  // they are computed.
+  // cycle, where walking the groups cost a cache miss a job. A job never
+  // added is computed; a copy of an added job carries them until it is
+  // added again, so change a copy's groups only to submit it anew.
   std::int64_t MinGpuMilli() const { return remembered_ ? min_gpu_milli_ : MinRequest().gpu_milli; }
   std::uint64_t Shape() const { return remembered_ ? shape_ : ShapeFingerprint(); }
   void Remember();
