@@ -32,12 +32,19 @@ namespace tessera::sched {
 
 class Session;
 
+// An order is a rank per job, smaller first, the submission time and then the
+// id breaking ties. A rank rather than a comparison so that a cycle sorts its
+// pending jobs by keys read once, not by records fetched at every comparison.
 class JobOrder {
  public:
   virtual ~JobOrder() = default;
+  virtual double Rank(const model::Job& job, Time now) const = 0;
   // True when `a` should be tried before `b` (same queue, same priority) at
   // `now`; preemption by job order also compares a pending job with running ones.
-  virtual bool Before(const model::Job& a, const model::Job& b, Time now) const = 0;
+  bool Before(const model::Job& a, const model::Job& b, Time now) const {
+    const double ra = Rank(a, now), rb = Rank(b, now);
+    return ra != rb ? ra < rb : a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.id < b.id;
+  }
   // With preempt_by_job_order: may the waiting `a` evict the running `b` of
   // the same priority? By default whenever it comes first.
   virtual bool Displaces(const model::Job& a, const model::Job& b, Time now) const { return Before(a, b, now); }

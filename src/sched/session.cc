@@ -70,21 +70,19 @@ bool Session::Eligible(Job& job) {
 }
 
 void Session::BuildStream() {
-  for (JobId id : state_.jobs().pending()) {
-    if (Eligible(state_.job(id))) stream_.push_back(id);
-  }
   const JobOrder& order = *plugins_.job_order;
-  std::sort(stream_.begin(), stream_.end(), [&](JobId a, JobId b) {
-    const Job& x = state_.job(a);
-    const Job& y = state_.job(b);
+  stream_.reserve(state_.jobs().pending().size());
+  for (JobId id : state_.jobs().pending()) {
+    Job& job = state_.job(id);
+    if (Eligible(job)) stream_.push_back({job.priority, job.queue, order.Rank(job, now_), job.submit_time, id});
+  }
+  std::sort(stream_.begin(), stream_.end(), [](const StreamEntry& x, const StreamEntry& y) {
     if (x.priority != y.priority) return x.priority > y.priority;
-    if (x.queue != y.queue) return x.queue < y.queue;
-    return order.Before(x, y, now_);
+    return std::tie(x.queue, x.rank, x.submit, x.id) < std::tie(y.queue, y.rank, y.submit, y.id);
   });
   for (std::size_t i = 0; i < stream_.size();) {
     const std::size_t begin = i;
-    const std::int32_t priority = state_.job(stream_[i]).priority;
-    while (i < stream_.size() && state_.job(stream_[i]).priority == priority) ++i;
+    while (i < stream_.size() && stream_[i].priority == stream_[begin].priority) ++i;
     bands_.push_back(Band{begin, i});
   }
 }
@@ -94,9 +92,9 @@ void Session::EnterBand(const Band& band) {
   cursor_.assign(queues.queues().size(), {0, 0});
   remaining_.assign(queues.queues().size(), 0);
   for (std::size_t i = band.begin; i < band.end;) {
-    const QueueId queue = state_.job(stream_[i]).queue;
+    const QueueId queue = stream_[i].queue;
     const std::size_t start = i;
-    while (i < band.end && state_.job(stream_[i]).queue == queue) ++i;
+    while (i < band.end && stream_[i].queue == queue) ++i;
     cursor_[queue.index()] = {start, i};
     for (QueueId q = queue; q.valid(); q = queues.queue(q).parent) {
       remaining_[q.index()] += static_cast<std::int64_t>(i - start);
@@ -154,7 +152,7 @@ std::optional<JobId> Session::NextPending() {
       if (!best.valid()) break;
       at = best;
     }
-    const JobId job = stream_[cursor_[at.index()].first++];
+    const JobId job = stream_[cursor_[at.index()].first++].id;
     for (QueueId q = at; q.valid(); q = queues.queue(q).parent) --remaining_[q.index()];
     return job;
   }

@@ -71,6 +71,15 @@ class Session {
   Seconds Walltime(const model::Job& job) const { return job.walltime > 0 ? job.walltime : config_.default_walltime; }
 
  private:
+  // A pending job of the stream with the keys it is sorted by, copied out of
+  // its record so that the sort compares dense entries.
+  struct StreamEntry {
+    std::int32_t priority;
+    model::QueueId queue;
+    double rank;  // JobOrder::Rank at the cycle's time
+    Time submit;
+    model::JobId id;
+  };
   struct Band {
     std::size_t begin, end;  // stream_ entries of one priority, grouped by queue
   };
@@ -88,7 +97,7 @@ class Session {
   Time now_;
   Statement statement_;
   CycleResult result_;
-  std::vector<model::JobId> stream_;
+  std::vector<StreamEntry> stream_;
   std::vector<Band> bands_;
   std::size_t band_ = 0;
   bool band_entered_ = false;

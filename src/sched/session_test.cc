@@ -80,6 +80,21 @@ TEST_F(SessionTest, EqualSharesFallBackToQueueOrderThenJobOrder) {
   EXPECT_THAT(Drain(session), ElementsAre("qa-1", "qa-2", "qb-1"));
 }
 
+TEST_F(SessionTest, WithinAQueueTheJobOrdersRankGoesFirstThenSubmissionThenId) {
+  config_.job_order = "shortest-first";
+  plugins_ = std::move(BuildPlugins(config_)).value();
+  const auto submit = [&](const std::string& name, Seconds walltime, Time at) {
+    state_.Submit(MakeJob({.name = name, .gpu_milli = 1000, .queue = qa_, .walltime = walltime}), at);
+  };
+  submit("hour-early", 3600, 0);
+  submit("minute-late", 60, 5);
+  submit("hour-tied-b", 3600, 3);
+  submit("hour-tied-a", 3600, 3);  // same rank and time as the one before: the lower id goes first
+  submit("minute-early", 60, 1);
+  Session session(state_, plugins_, config_, 100);
+  EXPECT_THAT(Drain(session), ElementsAre("minute-early", "minute-late", "hour-early", "hour-tied-b", "hour-tied-a"));
+}
+
 TEST_F(SessionTest, SharesAreReevaluatedAfterEveryPlacement) {
   const JobId qa1 = Submit("qa-1", qa_, 0, 0);
   Submit("qa-2", qa_, 0, 1);

@@ -16,7 +16,7 @@ namespace tessera::sched {
 
 class FifoOrder final : public JobOrder {
  public:
-  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+  double Rank(const model::Job& job, Time now) const override;
 };
 
 // las: Tiresias' discretised two-dimensional least attained service (Gu et
@@ -29,7 +29,7 @@ class FifoOrder final : public JobOrder {
 class LasOrder final : public JobOrder {
  public:
   explicit LasOrder(std::vector<double> thresholds) : thresholds_(std::move(thresholds)) {}
-  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+  double Rank(const model::Job& job, Time now) const override;
   bool Displaces(const model::Job& a, const model::Job& b, Time now) const override;
   std::size_t QueueOf(const model::Job& job, Time now) const;
 
@@ -41,20 +41,20 @@ class LasOrder final : public JobOrder {
 // the time run so far): the preemptive oracle baseline.
 class OracleSrtfOrder final : public JobOrder {
  public:
-  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+  double Rank(const model::Job& job, Time now) const override;
 };
 
 // oracle-shortest-first: the true duration (Job::oracle_duration), for the
 // simulator's SJF baseline. An oracle: no real scheduler knows it.
 class OracleShortestFirstOrder final : public JobOrder {
  public:
-  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+  double Rank(const model::Job& job, Time now) const override;
 };
 
 class ShortestFirstOrder final : public JobOrder {
  public:
   explicit ShortestFirstOrder(Seconds default_walltime) : default_walltime_(default_walltime) {}
-  bool Before(const model::Job& a, const model::Job& b, Time now) const override;
+  double Rank(const model::Job& job, Time now) const override;
 
  private:
   Seconds default_walltime_;
