@@ -93,6 +93,10 @@ class Attempt {
   std::vector<Domain> Candidates(Tier tier) const;
   bool Allowed(Tier tier) const;
   bool RackWithinConstraint(std::int32_t group) const;
+  // Whether the group's free whole GPUs, counted node by node, could hold the
+  // gang's mandatory tasks: a necessary condition, read from the histograms
+  // in O(GPUs per node), that spares placing half a gang before it fails.
+  bool MayHold(TopologyLevel level, std::int32_t group) const;
   void Undo(std::size_t mark);
 
   template <typename Fn>
@@ -306,7 +310,7 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
   if (need_whole_ > cluster_.max_domain_gpus(level)) return domains;
   if (options_.within_level != TopologyLevel::kCluster) {
     if (level == options_.within_level && tier != Tier::kLocalNvlink) {
-      domains.push_back({level, options_.within_group, kAllGpus});
+      if (MayHold(level, options_.within_group)) domains.push_back({level, options_.within_group, kAllGpus});
     } else if (tier == Tier::kLocalNvlink && options_.within_level == TopologyLevel::kNode) {
       // Within one node (victim search for a lone task): its NVLink domains.
       const Node& node = cluster_.node(NodeId(options_.within_group));
@@ -318,7 +322,10 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
     }
     return domains;
   }
-  if (tier == Tier::kCluster) return {Domain{}};
+  if (tier == Tier::kCluster) {
+    if (MayHold(level, 0)) domains.push_back(Domain{});
+    return domains;
+  }
   if (tier == Tier::kLocalNvlink || tier == Tier::kNode) {
     // Nodes with enough free GPUs, fewest first; for NVLink, the domain on
     // the node with the fewest free GPUs that holds the gang.
@@ -346,18 +353,21 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
   // Node groups: rank by the histogram of free GPUs per node.
   std::vector<std::pair<std::int64_t, std::int32_t>> ranked;  // (free GPUs, group)
   for (std::int32_t g = 0; g < cluster_.GroupCount(level); ++g) {
-    const std::int64_t free = cluster_.GroupFreeGpus(level, g);
-    if (free < need_whole_) continue;
-    if (biggest_task_ > 0 && cluster_.GroupTasksThatFit(level, g, biggest_task_) < biggest_count_) continue;
+    if (!MayHold(level, g)) continue;
     if (tier == Tier::kRackNvlink && !RackWithinConstraint(g)) continue;
     const std::uint64_t models = job_.groups.front().request.models;
     if (models != 0 && !cluster_.GroupHasModels(level, g, models)) continue;
-    ranked.emplace_back(free, g);
+    ranked.emplace_back(cluster_.GroupFreeGpus(level, g), g);
   }
   const std::size_t keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(max_domain_tries_));
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end());
   for (std::size_t i = 0; i < keep; ++i) domains.push_back({level, ranked[i].second, kAllGpus});
   return domains;
+}
+
+bool Attempt::MayHold(TopologyLevel level, std::int32_t group) const {
+  if (cluster_.GroupFreeGpus(level, group) < need_whole_) return false;
+  return biggest_task_ == 0 || cluster_.GroupTasksThatFit(level, group, biggest_task_) >= biggest_count_;
 }
 
 // A rack-wide NVLink domain may serve a leaf or spine constraint only if it
