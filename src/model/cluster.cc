@@ -119,6 +119,7 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
   for (PoolIndex& pool : cluster.pools_) pool.buckets.resize(cluster.max_gpus_per_node_ + 1);
   for (const int level : kGroupLevels) {
     cluster.histograms_[level].assign(cluster.groups_[level].size() * cluster.stride(), 0);
+    cluster.group_free_[level].assign(cluster.groups_[level].size(), 0);
     cluster.group_models_[level].assign(cluster.groups_[level].size(), 0);
   }
   for (Node& node : cluster.nodes_) {
@@ -179,11 +180,6 @@ Result<NodeId> Cluster::FindNode(std::string_view name) const {
   return NotFound("no node named '" + std::string(name) + "'");
 }
 
-std::int32_t Cluster::GroupCount(TopologyLevel level) const {
-  if (level == TopologyLevel::kNode) return static_cast<std::int32_t>(nodes_.size());
-  return static_cast<std::int32_t>(groups_[static_cast<int>(level)].size());
-}
-
 std::int32_t Cluster::GroupIndexOf(const Node& node, int level) const {
   switch (static_cast<TopologyLevel>(level)) {
     case TopologyLevel::kNvlink: return node.nvlink_group;
@@ -205,9 +201,7 @@ const NodeGroup& Cluster::Group(TopologyLevel level, std::int32_t group) const {
 
 std::int64_t Cluster::GroupFreeGpus(TopologyLevel level, std::int32_t group) const {
   if (level == TopologyLevel::kNode) return std::max(0, nodes_[group].indexed_free);
-  std::int64_t free = 0;
-  for (std::int32_t k = 1; k <= max_gpus_per_node_; ++k) free += std::int64_t{k} * GroupNodesWithFree(level, group, k);
-  return free;
+  return group_free_[static_cast<int>(level)][group];
 }
 
 std::int64_t Cluster::GroupTasksThatFit(TopologyLevel level, std::int32_t group, std::int32_t gpus_per_task) const {
@@ -291,7 +285,9 @@ void Cluster::Reindex(Node& node) {
     pool.free_whole -= node.indexed_free;
     for (const int level : kGroupLevels) {
       const std::int32_t g = GroupIndexOf(node, level);
-      if (g >= 0) --histograms_[level][g * stride() + node.indexed_free];
+      if (g < 0) continue;
+      --histograms_[level][g * stride() + node.indexed_free];
+      group_free_[level][g] -= node.indexed_free;
     }
   }
   node.indexed_free = free;
@@ -303,7 +299,9 @@ void Cluster::Reindex(Node& node) {
     pool.free_whole += free;
     for (const int level : kGroupLevels) {
       const std::int32_t g = GroupIndexOf(node, level);
-      if (g >= 0) ++histograms_[level][g * stride() + free];
+      if (g < 0) continue;
+      ++histograms_[level][g * stride() + free];
+      group_free_[level][g] += free;
     }
   }
 }
@@ -355,6 +353,13 @@ std::vector<std::string> Cluster::AuditIndexes() const {
   for (const int level : kGroupLevels) {
     if (histograms[level] != histograms_[level]) {
       problems.push_back(std::string("topology histogram of level ") + std::string(ToString(static_cast<TopologyLevel>(level))) + " is stale");
+    }
+    for (std::size_t g = 0; g < group_free_[level].size(); ++g) {
+      std::int64_t free = 0;
+      for (std::int32_t k = 1; k <= max_gpus_per_node_; ++k) free += std::int64_t{k} * histograms[level][g * stride() + k];
+      if (free != group_free_[level][g]) {
+        problems.push_back(std::string("free GPU count of a ") + std::string(ToString(static_cast<TopologyLevel>(level))) + " group is stale");
+      }
     }
   }
   return problems;

@@ -145,7 +145,10 @@ class Cluster {
 
   // Topology groups for the node-grouping levels kNvlink (multi-node domains
   // only), kLeaf, kSpine and kCluster. kNode is answered with the node itself.
-  std::int32_t GroupCount(TopologyLevel level) const;
+  std::int32_t GroupCount(TopologyLevel level) const {
+    if (level == TopologyLevel::kNode) return static_cast<std::int32_t>(nodes_.size());
+    return static_cast<std::int32_t>(groups_[static_cast<int>(level)].size());
+  }
   std::int32_t GroupOf(NodeId node, TopologyLevel level) const;  // -1: none at that level
   const NodeGroup& Group(TopologyLevel level, std::int32_t group) const;
   // Whether any node of the group has GPUs of one of `models` (a mask of ids).
@@ -188,6 +191,7 @@ class Cluster {
   std::vector<PoolIndex> pools_;
   std::array<std::vector<NodeGroup>, kTopologyLevels> groups_;
   std::array<std::vector<std::int32_t>, kTopologyLevels> histograms_;
+  std::array<std::vector<std::int64_t>, kTopologyLevels> group_free_;  // whole free GPUs per group: the histogram's sum
   std::array<std::vector<std::uint64_t>, kTopologyLevels> group_models_;  // bit m: has model m
   std::int32_t max_gpus_per_node_ = 0;
   std::array<std::int64_t, kTopologyLevels> max_domain_gpus_{};
