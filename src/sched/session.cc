@@ -182,8 +182,7 @@ bool Session::Fits(JobId id, const PlaceOptions& options) { return FindPlacement
 void Session::Bind(JobId job, std::vector<model::TaskPlacement> placements) {
   statement_.Bind(job, std::move(placements));
   ForgetShares(state_.job(job).queue);
-  if (bound_.size() <= job.index()) bound_.resize(state_.jobs().size(), 0);
-  bound_[job.index()] = 1;
+  bound_.insert(job);
   ++result_.placed;
 }
 

@@ -54,7 +54,7 @@ class Session {
   bool Fits(model::JobId job, const PlaceOptions& options = {});
   // Evicts through the statement and records it; forgets failed shapes.
   void Evict(model::JobId victim, model::JobId preemptor, EvictReason reason);
-  bool BoundThisCycle(model::JobId job) const { return job.index() < bound_.size() && bound_[job.index()]; }
+  bool BoundThisCycle(model::JobId job) const { return !bound_.empty() && bound_.contains(job); }
   // Binds a placement found outside TryPlace (by victim search).
   void Bind(model::JobId job, std::vector<model::TaskPlacement> placements);
 
@@ -108,7 +108,7 @@ class Session {
   std::vector<std::size_t> waiting_;
   std::optional<model::JobId> head_;
   std::unordered_set<std::uint64_t> failed_shapes_;
-  std::vector<std::uint8_t> bound_;
+  std::unordered_set<model::JobId> bound_;  // a set: a flag per job would cost the whole job table per cycle
   std::vector<model::TaskPlacement> scratch_;
   // Fair-share keys by queue (subtree, own jobs); NaN when stale. Usage only
   // changes through Bind and Evict here, or inside a rollback that restores it.
