@@ -95,7 +95,7 @@ class Attempt {
   bool RackWithinConstraint(std::int32_t group) const;
   // Whether the group's free whole GPUs, counted node by node, could hold the
   // gang's mandatory tasks: a necessary condition, read from the histograms
-  // in O(GPUs per node), that spares placing half a gang before it fails.
+  // in O(GPUs per node), that spares placing part of a gang before it fails.
   bool MayHold(TopologyLevel level, std::int32_t group) const;
   void Undo(std::size_t mark);
 
