@@ -74,6 +74,7 @@ struct ServerArgs {
   bool no_auth = false;
   bool plain_http = false;
   std::string idle_window = "5m", idle_warn_after, idle_reclaim_after;
+  std::string job_retention = "7d";
 };
 
 // The default queue takes every GPU; a queues file replaces it.
@@ -124,6 +125,13 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
   cmd->add_option("--idle-warn-after", args->idle_warn_after, "Emit a JobIdle event once a job's GPUs have been idle this long");
   cmd->add_option("--idle-reclaim-after", args->idle_reclaim_after,
                   "Cancel a job whose GPUs have been idle this long (the idle policy; off by default)");
+  cmd->add_option("--job-retention", args->job_retention,
+                  "How long the server keeps an ended job (record, spec, logs) before forgetting it; its GPU time stays in accounting")
+      ->capture_default_str();
+  cmd->add_option("--max-ended-jobs", args->server.plane.max_ended_jobs,
+                  "The most ended jobs kept; beyond it the oldest are forgotten before their retention")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 bool IsLoopback(const std::string& address) { return address.starts_with("127.") || address == "::1" || address == "localhost"; }
@@ -194,6 +202,7 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
     return *s * 1000;
   };
   args.server.plane.idle.window_ms = duration_ms("--idle-window", args.idle_window);
+  args.server.plane.job_retention = std::chrono::seconds(duration_ms("--job-retention", args.job_retention) / 1000);
   args.server.plane.idle.warn_after_ms = duration_ms("--idle-warn-after", args.idle_warn_after);
   args.server.plane.idle.reclaim_after_ms = duration_ms("--idle-reclaim-after", args.idle_reclaim_after);
   auto server = OrFail(controlplane::Server::Start(args.server), kExitFailure);

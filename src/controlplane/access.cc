@@ -93,14 +93,24 @@ bool ControlPlane::QueueMember(const net::Caller& caller, const std::string& que
   return false;
 }
 
-bool ControlPlane::ManagesJob(const net::Caller& caller, std::size_t job) const {
+bool ControlPlane::ManagesWorkOf(const net::Caller& caller, const std::string& user, const std::string& queue) const {
   if (!options_.access.enabled || IsAdmin(caller)) return true;
   if (caller.role != auth::ToString(auth::Role::kUser)) return false;
-  return records_[job].user == caller.user || QueueAdmin(caller, queue_of_job_[job]);
+  return user == caller.user || QueueAdmin(caller, queue);
 }
 
-bool ControlPlane::SeesJob(const net::Caller& caller, std::size_t job) const {
-  return caller.role == auth::ToString(auth::Role::kViewer) || ManagesJob(caller, job);
+bool ControlPlane::SeesWorkOf(const net::Caller& caller, const std::string& user, const std::string& queue) const {
+  return caller.role == auth::ToString(auth::Role::kViewer) || ManagesWorkOf(caller, user, queue);
+}
+
+bool ControlPlane::ManagesJob(const net::Caller& caller, model::JobId job) const {
+  const JobRecord& record = records_.at(job);
+  return ManagesWorkOf(caller, record.user, record.queue);
+}
+
+bool ControlPlane::SeesJob(const net::Caller& caller, model::JobId job) const {
+  const JobRecord& record = records_.at(job);
+  return SeesWorkOf(caller, record.user, record.queue);
 }
 
 // --- tokens ------------------------------------------------------------------------

@@ -86,7 +86,7 @@ json ControlPlane::NodeJson(const NodeRecord& node, bool with_gpus) const {
   // Which jobs hold each GPU: the dispatched runs' tasks on this node.
   if (node_jobs == node_jobs_.end()) return j;
   for (const std::int64_t job : node_jobs->second) {
-    for (const TaskRecord& task : records_[static_cast<std::size_t>(job)].tasks) {
+    for (const TaskRecord& task : records_.at(model::JobId(static_cast<std::int32_t>(job))).tasks) {
       if (task.node != node.inventory.name) continue;
       for (const std::int32_t g : task.gpus) {
         if (g >= 0 && static_cast<std::size_t>(g) < gpus.size() && gpus[static_cast<std::size_t>(g)].contains("jobs")) {
@@ -110,7 +110,7 @@ net::HttpResponse ControlPlane::ClusterSummary(const net::HttpRequest&) {
                             {"allocatedGpus", static_cast<double>(c.allocated().gpu_milli) / 1000.0},
                             {"pendingJobs", state_->jobs().pending().size()},
                             {"runningJobs", state_->jobs().running().size()},
-                            {"jobs", std::count_if(records_.begin(), records_.end(), [](const JobRecord& r) { return !r.tombstone; })},
+                            {"jobs", records_.size()},
                             {"revision", events_.last_revision()},
                             {"cycles", stats_.cycles},
                             {"lastCycleMs", stats_.last_cycle_ms},

@@ -99,7 +99,7 @@ void ControlPlane::EnsureState() {
   if (state_) {
     for (const model::Job& old : state_->jobs().all()) {
       model::Job job = old;
-      const model::QueueId queue = next->queues().Find(queue_of_job_[old.id.index()]);
+      const model::QueueId queue = next->queues().Find(records_.at(old.id).queue);
       job.queue = queue.valid() ? queue : next->queues().root();
       for (model::TaskPlacement& task : job.placements) {
         const std::string& node_name = state_->cluster().node(task.node).name;
@@ -110,6 +110,7 @@ void ControlPlane::EnsureState() {
       }
       next->Restore(std::move(job));
     }
+    next->jobs().SkipIds(state_->jobs().next_id());  // forgotten jobs' ids stay taken
   }
   for (const std::string& name : node_order_) {
     const NodeRecord& node = nodes_.at(name);
@@ -124,6 +125,18 @@ void ControlPlane::EnsureState() {
 }
 
 std::string ControlPlane::QueuePath(model::QueueId id) const { return state_->queues().queue(id).path; }
+
+JobRecord* ControlPlane::FindRecord(std::int64_t id) {
+  if (id < 0 || id >= records_.end().value()) return nullptr;
+  return records_.find(model::JobId(static_cast<std::int32_t>(id)));
+}
+
+net::HttpResponse ControlPlane::NoJob(std::int64_t id) const {
+  if (id < 0 || id >= records_.end().value()) return net::ErrorResponse(404, "no job " + std::to_string(id));
+  return net::ErrorResponse(404, "no job " + std::to_string(id) + ": ended jobs are forgotten " +
+                                     std::to_string(options_.job_retention.count()) + " s after they end, or sooner beyond the " +
+                                     std::to_string(options_.max_ended_jobs) + " that ended last (--job-retention, --max-ended-jobs)");
+}
 
 // --- events and persistence ------------------------------------------------------
 
@@ -196,7 +209,7 @@ void ControlPlane::RequestCycle() {
 
 json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
   const model::Job& job = state_->job(id);
-  const JobRecord& record = records_[id.index()];
+  const JobRecord& record = records_.at(id);
   model::Resources total = job.TotalRequest();
   json tasks = json::array();
   for (const TaskRecord& t : record.tasks) {
@@ -211,7 +224,7 @@ json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
   for (const model::TaskGroup& g : job.groups) task_count += g.replicas;
   json j = {{"id", id.value()},
             {"name", job.name},
-            {"queue", queue_of_job_[id.index()]},
+            {"queue", record.queue},
             {"user", record.user},
             {"submitDir", record.submit_dir},
             {"state", ApiState(job.state, record.running_ms != 0)},
@@ -233,7 +246,7 @@ json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
             {"hung", record.attempt > 0 && record.hung_attempt == record.attempt},
             {"tasks", tasks}};
   if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
-  if (with_spec) j["spec"] = specs_[id.index()];
+  if (with_spec) j["spec"] = record.spec;
   return j;
 }
 

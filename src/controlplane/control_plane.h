@@ -36,6 +36,7 @@
 #include "auth/rate_limiter.h"
 #include "auth/roles.h"
 #include "auth/token.h"
+#include "base/id_map.h"
 #include "controlplane/cluster_history.h"
 #include "controlplane/event_log.h"
 #include "controlplane/gpu_cells.h"
@@ -66,6 +67,10 @@ struct ControlPlaneOptions {
   std::chrono::milliseconds idle_cycle{1'000};          // a cycle at least this often
   std::string log_dir;                                  // task logs: <log_dir>/<job>/<task>.<attempt>.<stream>
   std::size_t event_window = 100'000;                   // events kept in memory and in the store
+  // Ended jobs are forgotten (records, spec, logs) once they ended this long
+  // ago, or sooner, oldest first, once more than max_ended_jobs have ended.
+  std::chrono::seconds job_retention{7 * 24 * 3600};
+  std::size_t max_ended_jobs = 100'000;
   sched::SchedulerConfig scheduler;
   std::vector<model::QueueSpec> initial_queues;         // used when the store has none
   IdlePolicy idle;                                      // idle-GPU accounting and its policy
@@ -168,6 +173,12 @@ class ControlPlane {
   Time NowSeconds() const { return NowMs() / 1000; }
   void EnsureState();  // rebuilds the scheduler's state after nodes or queues changed
   std::string QueuePath(model::QueueId id) const;
+  // The record of the job an API path names, if the server knows it.
+  JobRecord* FindRecord(std::int64_t id);
+  net::HttpResponse NoJob(std::int64_t id) const;  // 404: never known, or forgotten
+  // Forgets ended jobs past their retention (retention.cc).
+  void ForgetEndedJobs(std::int64_t now_ms);
+  void AddForgottenUsage(const UsageKey& key, const Usage& usage);  // ... and its write
   nlohmann::json JobJson(model::JobId id, bool with_spec) const;
   // A node with each GPU's state, or (with_gpus false) the light form: a GPU count.
   nlohmann::json NodeJson(const NodeRecord& node, bool with_gpus = true) const;
@@ -177,8 +188,12 @@ class ControlPlane {
   // Access checks on one object (access.cc); all true while access is off.
   bool QueueAdmin(const net::Caller& caller, const std::string& queue) const;  // admin of it or an ancestor
   bool QueueMember(const net::Caller& caller, const std::string& queue) const; // may submit there
-  bool SeesJob(const net::Caller& caller, std::size_t job) const;              // its record, events, accounting
-  bool ManagesJob(const net::Caller& caller, std::size_t job) const;           // cancel, logs
+  // Work of `user` in `queue`: the owner, the queue's admins, cluster admins
+  // (and, to see, viewers).
+  bool ManagesWorkOf(const net::Caller& caller, const std::string& user, const std::string& queue) const;
+  bool SeesWorkOf(const net::Caller& caller, const std::string& user, const std::string& queue) const;
+  bool SeesJob(const net::Caller& caller, model::JobId job) const;             // its record, events, accounting
+  bool ManagesJob(const net::Caller& caller, model::JobId job) const;          // cancel, logs
   // A node credential for `node` (older ones revoked), gathered into writes_.
   std::string IssueNodeCredential(const std::string& node, const std::string& by);
   void PersistToken(const auth::TokenRecord& record);
@@ -226,9 +241,9 @@ class ControlPlane {
   mutable std::mutex mu_;
   std::unique_ptr<sched::SchedulerState> state_;
   bool rebuild_needed_ = true;
-  std::vector<JobRecord> records_;          // by JobId index, parallel to the JobTable
-  std::vector<std::string> specs_;          // each job's spec document, by JobId index
-  std::vector<std::string> queue_of_job_;   // queue path, by JobId index (survives queue edits)
+  IdMap<model::JobId, JobRecord> records_;  // the same jobs as the JobTable
+  std::deque<model::JobId> ended_;          // ended jobs, in the order they ended
+  std::map<UsageKey, Usage> forgotten_usage_;
   std::map<std::string, NodeRecord> nodes_;
   std::vector<std::string> node_order_;     // registration order: the cluster's node order
   std::map<std::string, std::set<std::int64_t>> node_jobs_;  // dispatched runs on each node

@@ -80,7 +80,7 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
   }
   if (const std::int64_t most = options_.access.max_pending_per_user; most > 0) {
     std::int64_t waiting = 0;
-    for (const model::JobId id : state_->jobs().pending()) waiting += records_[id.index()].user == user ? 1 : 0;
+    for (const model::JobId id : state_->jobs().pending()) waiting += records_.at(id).user == user ? 1 : 0;
     if (waiting + static_cast<std::int64_t>(jobs->size()) > most) {
       net::HttpResponse r = net::ErrorResponse(429, user + " has " + std::to_string(waiting) + " jobs waiting; at most " +
                                                         std::to_string(most) + " may wait per user");
@@ -102,9 +102,9 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
     record.user = user;
     record.submit_dir = submit_dir;
     record.submit_ms = now;
-    records_.push_back(std::move(record));
-    specs_.push_back(documents[i]);
-    queue_of_job_.push_back(queue);
+    record.queue = queue;
+    record.spec = documents[i];
+    records_.Add(id, std::move(record));
     writes_.push_back(store::Mutation::Put(store::Collection::kJobSpecs, store::NumericKey(id.value()), documents[i]));
     PersistJob(id);
     Emit("JobSubmitted", id.value(), "", "submitted by " + user + " to queue " + queue);
@@ -142,15 +142,14 @@ net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
   const auto& all = state_->jobs().all();
   for (std::size_t i = 0; i < all.size() && jobs.size() < limit; ++i) {
     const model::Job& job = order == "oldest" ? all[i] : all[all.size() - 1 - i];
-    const JobRecord& record = records_[job.id.index()];
-    if (record.tombstone) continue;
+    const JobRecord& record = records_.at(job.id);
     const bool active = job.state == model::JobState::kPending || job.state == model::JobState::kRunning;
     const std::string_view shown = ApiState(job.state, record.running_ms != 0);
     if (state == "active" ? !active : state == "ended" ? active : !state.empty() && shown != state) continue;
-    if (!queue.empty() && queue_of_job_[job.id.index()] != queue && !queue_of_job_[job.id.index()].starts_with(queue + "/")) continue;
+    if (!queue.empty() && record.queue != queue && !record.queue.starts_with(queue + "/")) continue;
     if (!user.empty() && record.user != user) continue;
     if (!name.empty() && job.name != name) continue;
-    if (!SeesJob(request.caller, job.id.index())) continue;
+    if (!SeesJob(request.caller, job.id)) continue;
     if (*ended_after >= 0 && (active || record.end_ms < *ended_after)) continue;
     jobs.push_back(JobJson(job.id, false));
   }
@@ -169,15 +168,22 @@ net::HttpResponse ControlPlane::Accounting(const net::HttpRequest& request) {
   };
   std::map<std::string, Sum> sums;
   std::lock_guard lock(mu_);
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    const JobRecord& record = records_[i];
+  for (const JobRecord& record : records_.values()) {
     // Jobs that held GPUs and were still running at `since` or later.
-    if (record.tombstone || record.gpu_seconds == 0 || (record.end_ms != 0 && record.end_ms < since)) continue;
-    if (!SeesJob(request.caller, i)) continue;
-    Sum& sum = sums[by == "queue" ? queue_of_job_[i] : record.user];
+    if (record.gpu_seconds == 0 || (record.end_ms != 0 && record.end_ms < since)) continue;
+    if (!SeesWorkOf(request.caller, record.user, record.queue)) continue;
+    Sum& sum = sums[by == "queue" ? record.queue : record.user];
     ++sum.jobs;
     sum.held += record.gpu_seconds;
     sum.idle += record.idle_gpu_seconds;
+  }
+  // Forgotten jobs count to the hour they ended.
+  for (const auto& [key, usage] : forgotten_usage_) {
+    if ((key.hour + 1) * kMsPerHour <= since || !SeesWorkOf(request.caller, key.user, key.queue)) continue;
+    Sum& sum = sums[by == "queue" ? key.queue : key.user];
+    sum.jobs += usage.jobs;
+    sum.held += usage.gpu_seconds;
+    sum.idle += usage.idle_gpu_seconds;
   }
   json rows = json::array();
   for (const auto& [key, sum] : sums) {
@@ -191,10 +197,8 @@ net::HttpResponse ControlPlane::GetJob(const net::HttpRequest& request) {
   if (!id.ok()) return StatusResponse(id.status());
   std::lock_guard lock(mu_);
   EnsureState();
-  if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) {
-    return net::ErrorResponse(404, "no job " + std::to_string(*id));
-  }
-  if (!SeesJob(request.caller, static_cast<std::size_t>(*id))) {
+  if (FindRecord(*id) == nullptr) return NoJob(*id);
+  if (!SeesJob(request.caller, model::JobId(static_cast<std::int32_t>(*id)))) {
     return net::ErrorResponse(403, "job " + std::to_string(*id) + " is not " + request.caller.user + "'s, nor in a queue " +
                                        request.caller.user + " administers");
   }
@@ -213,14 +217,13 @@ void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
   if (!id.ok()) return reply(StatusResponse(id.status()));
   std::lock_guard lock(mu_);
   EnsureState();
-  if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) {
-    return reply(net::ErrorResponse(404, "no job " + std::to_string(*id)));
-  }
-  if (!ManagesJob(request.caller, static_cast<std::size_t>(*id))) {
-    return reply(net::ErrorResponse(403, request.caller.user + " may not cancel job " + std::to_string(*id) + ": it is " +
-                                             records_[*id].user + "'s, in queue " + queue_of_job_[*id]));
-  }
+  const JobRecord* record = FindRecord(*id);
+  if (record == nullptr) return reply(NoJob(*id));
   const model::JobId job(static_cast<std::int32_t>(*id));
+  if (!ManagesJob(request.caller, job)) {
+    return reply(net::ErrorResponse(403, request.caller.user + " may not cancel job " + std::to_string(*id) + ": it is " +
+                                             record->user + "'s, in queue " + record->queue));
+  }
   const model::JobState state = state_->job(job).state;
   if (state != model::JobState::kPending && state != model::JobState::kRunning) {
     return reply(net::ErrorResponse(409, "job " + std::to_string(*id) + " already ended (" + std::string(ApiState(state, false)) + ")"));
@@ -232,10 +235,11 @@ void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
 }
 
 void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::string& message) {
-  JobRecord& record = records_[id.index()];
+  JobRecord& record = records_.at(id);
   Detach(id);
   state_->Finish(id, end);
   record.end_ms = NowMs();
+  ended_.push_back(id);
   record.message = message;
   const char* type = end == model::JobState::kSucceeded ? "JobSucceeded" : end == model::JobState::kFailed ? "JobFailed" : "JobCancelled";
   Emit(type, id.value(), "", message);
@@ -257,7 +261,7 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   // The core counts whole seconds and the loop compares floored ones, so the
   // requeue time is rounded up: a 2 s backoff then waits 2-3 s, never 1-2.
   state_->Requeue(id, (NowMs() + 999) / 1000);
-  JobRecord& record = records_[id.index()];
+  JobRecord& record = records_.at(id);
   RetireRun(record);
   record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
   if (job.not_before > NowSeconds()) record.message += ", in " + std::to_string(job.not_before - NowSeconds()) + "s";
@@ -267,7 +271,7 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
 }
 
 void ControlPlane::DeclareHung(model::JobId id, const std::string& why) {
-  JobRecord& record = records_[id.index()];
+  JobRecord& record = records_.at(id);
   if (record.hung_attempt == record.attempt) return;
   record.hung_attempt = record.attempt;
   const bool restart = state_->job(id).restart_when_hung;
@@ -280,7 +284,7 @@ void ControlPlane::DeclareHung(model::JobId id, const std::string& why) {
 void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   Detach(id);
   state_->Unbind(id, NowSeconds());
-  JobRecord& record = records_[id.index()];
+  JobRecord& record = records_.at(id);
   RetireRun(record);
   record.message = message;
   Emit("JobRequeued", id.value(), "", message);
@@ -302,13 +306,14 @@ net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
   {
     std::lock_guard lock(mu_);
     EnsureState();
-    if (*id >= static_cast<std::int64_t>(records_.size()) || records_[*id].tombstone) return net::ErrorResponse(404, "no job " + std::to_string(*id));
-    if (!ManagesJob(request.caller, static_cast<std::size_t>(*id))) {
+    const JobRecord* found = FindRecord(*id);
+    if (found == nullptr) return NoJob(*id);
+    const JobRecord& record = *found;
+    if (!ManagesJob(request.caller, model::JobId(static_cast<std::int32_t>(*id)))) {
       return net::ErrorResponse(403, request.caller.user + " may not read the logs of job " + std::to_string(*id) + ", in queue " +
-                                         queue_of_job_[*id]);
+                                         record.queue);
     }
     const model::Job& job = state_->job(model::JobId(static_cast<std::int32_t>(*id)));
-    const JobRecord& record = records_[*id];
     task = request.Query("task", job.groups.front().name + "-0");
     attempt = record.attempt;
     if (const std::string a = request.Query("attempt"); !a.empty()) {
@@ -366,7 +371,7 @@ void ControlPlane::WatchEvents(const net::HttpRequest& request, Reply reply) {
   if (access_enabled()) {
     // Only events of jobs the caller may see (checked under mu_, where Since runs).
     waiter.filter.job_visible = [this, caller = request.caller](std::int64_t job) {
-      return job < static_cast<std::int64_t>(records_.size()) && SeesJob(caller, static_cast<std::size_t>(job));
+      return FindRecord(job) != nullptr && SeesJob(caller, model::JobId(static_cast<std::int32_t>(job)));
     };
   }
   Result<std::chrono::milliseconds> waited = ParseWait(request.Query("wait"));

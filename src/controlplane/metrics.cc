@@ -32,19 +32,23 @@ net::HttpResponse ControlPlane::Metrics(const net::HttpRequest&) {
 
   // Pending jobs by why they wait, and jobs by state.
   std::map<std::string, std::int64_t> by_reason, by_state;
-  for (const model::JobId id : state_->jobs().pending()) ++by_reason[records_[id.index()].wait_reason];
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    if (records_[i].tombstone) continue;
-    const model::JobId id(static_cast<std::int32_t>(i));
-    ++by_state[std::string(ApiState(state_->job(id).state, records_[i].running_ms != 0))];
+  for (const model::JobId id : state_->jobs().pending()) ++by_reason[records_.at(id).wait_reason];
+  for (const model::Job& job : state_->jobs().all()) {
+    ++by_state[std::string(ApiState(job.state, records_.at(job.id).running_ms != 0))];
   }
-  // GPU time by queue and user, over every job the server knows (finished ones included).
+  // GPU time by queue and user, over every job the server knows (finished
+  // ones included) and the forgotten ones, so the counters never go down.
   std::map<std::pair<std::string, std::string>, std::pair<double, double>> gpu_time;  // (queue, user) -> held, idle
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    if (records_[i].tombstone || records_[i].gpu_seconds == 0) continue;
-    auto& [held, idle] = gpu_time[{queue_of_job_[i], records_[i].user}];
-    held += records_[i].gpu_seconds;
-    idle += records_[i].idle_gpu_seconds;
+  for (const JobRecord& record : records_.values()) {
+    if (record.gpu_seconds == 0) continue;
+    auto& [held, idle] = gpu_time[{record.queue, record.user}];
+    held += record.gpu_seconds;
+    idle += record.idle_gpu_seconds;
+  }
+  for (const auto& [key, usage] : forgotten_usage_) {
+    auto& [held, idle] = gpu_time[{key.queue, key.user}];
+    held += usage.gpu_seconds;
+    idle += usage.idle_gpu_seconds;
   }
   for (const auto& [key, time] : gpu_time) {
     const metrics::Labels labels{{"queue", key.first}, {"user", key.second}};
@@ -57,7 +61,7 @@ net::HttpResponse ControlPlane::Metrics(const net::HttpRequest&) {
         .Add({{"reason", reason.empty() ? "not-yet-considered" : reason}}, static_cast<double>(n));
   }
   for (const auto& [state, n] : by_state) {
-    s.Gauge("tessera_jobs", "Jobs by state, finished ones included.").Add({{"state", state}}, static_cast<double>(n));
+    s.Gauge("tessera_jobs", "Jobs by state, the ended ones the server still keeps included.").Add({{"state", state}}, static_cast<double>(n));
   }
 
   // Nodes and their GPUs.

@@ -45,12 +45,12 @@ void ControlPlane::Touch(const std::string& node) {
 }
 
 void ControlPlane::Attach(model::JobId id) {
-  for (const TaskRecord& t : records_[id.index()].tasks) node_jobs_[t.node].insert(id.value());
-  for (const TaskRecord& t : records_[id.index()].tasks) Touch(t.node);
+  for (const TaskRecord& t : records_.at(id).tasks) node_jobs_[t.node].insert(id.value());
+  for (const TaskRecord& t : records_.at(id).tasks) Touch(t.node);
 }
 
 void ControlPlane::Detach(model::JobId id) {
-  JobRecord& record = records_[id.index()];
+  JobRecord& record = records_.at(id);
   const bool was_dispatched = record.dispatched;
   record.dispatched = false;
   if (!was_dispatched) return;
@@ -69,7 +69,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
   for (const std::int64_t raw : it == node_jobs_.end() ? std::set<std::int64_t>() : it->second) {
     const model::JobId id(static_cast<std::int32_t>(raw));
     const model::Job& job = state_->job(id);
-    JobRecord& record = records_[id.index()];
+    JobRecord& record = records_.at(id);
     for (std::size_t i = 0; i < record.tasks.size(); ++i) {
       TaskRecord& t = record.tasks[i];
       if (t.node != node.inventory.name || t.state == TaskState::kExited) continue;
@@ -82,7 +82,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         a.command = group.command;
         a.env = group.env;
         a.working_dir = group.working_dir;
-        for (auto& [k, v] : GangEnvironment(job, raw, queue_of_job_[id.index()], record, i, address_of)) a.env[k] = v;
+        for (auto& [k, v] : GangEnvironment(job, raw, records_.at(id).queue, record, i, address_of)) a.env[k] = v;
         a.gpus = t.gpus;
         a.gpu_milli = t.gpu_milli;
         a.gpu_memory = t.gpu_memory;
@@ -141,7 +141,7 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
     // MASTER_ADDR in every cached assignment of runs with a task here may name the old address.
     for (const auto& [other, jobs] : node_jobs_) {
       for (const std::int64_t job : jobs) {
-        for (TaskRecord& t : records_[static_cast<std::size_t>(job)].tasks) t.assignment_json.clear();
+        for (TaskRecord& t : records_.at(model::JobId(static_cast<std::int32_t>(job))).tasks) t.assignment_json.clear();
       }
     }
   }
@@ -210,7 +210,7 @@ void ControlPlane::AccountGpuUsage(const NodeRecord& node_record) {
   std::vector<std::pair<model::JobId, std::string>> hung;
   for (const std::int64_t raw : jobs->second) {
     const model::JobId id(static_cast<std::int32_t>(raw));
-    JobRecord& record = records_[id.index()];
+    JobRecord& record = records_.at(id);
     std::int64_t idle_for = -1;  // the job's: its least idle task's streak
     for (TaskRecord& task : record.tasks) {
       if (task.gpus.empty()) continue;
@@ -256,9 +256,9 @@ void ControlPlane::AccountGpuUsage(const NodeRecord& node_record) {
 }
 
 void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskReport& r) {
-  if (r.key.job >= static_cast<std::int64_t>(records_.size())) return;
+  if (FindRecord(r.key.job) == nullptr) return;  // forgotten (or never known)
   const model::JobId id(static_cast<std::int32_t>(r.key.job));
-  JobRecord& record = records_[id.index()];
+  JobRecord& record = records_.at(id);
   // Reports about another run, or a run no longer dispatched, are stale: the
   // agent stops such tasks itself once they leave its assignment set.
   if (!record.dispatched || r.key.attempt != record.attempt || r.key.task < 0 ||
@@ -343,8 +343,9 @@ net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
   std::string task_name;
   {
     std::lock_guard lock(mu_);
-    if (job >= static_cast<std::int64_t>(records_.size())) return net::ErrorResponse(404, "no job " + std::to_string(job));
-    const JobRecord& record = records_[static_cast<std::size_t>(job)];
+    const JobRecord* found = FindRecord(job);
+    if (found == nullptr) return NoJob(job);
+    const JobRecord& record = *found;
     // Logs of the current run and the one before it (stopped, perhaps still
     // checkpointing); a late chunk of an older run is dropped.
     // (A retired run keeps its attempt number until the next placement, with no tasks of its own.)

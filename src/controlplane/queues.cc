@@ -117,7 +117,7 @@ void ControlPlane::DeleteQueue(const net::HttpRequest& request, Reply reply) {
     for (const model::JobId job : *ids) {
       if (state_->job(job).queue == id) {
         return reply(net::ErrorResponse(409, "queue " + path + " still has job " + std::to_string(job.value()) + " (" +
-                                                 std::string(ApiState(state_->job(job).state, records_[job.index()].running_ms != 0)) + ")"));
+                                                 std::string(ApiState(state_->job(job).state, records_.at(job).running_ms != 0)) + ")"));
       }
     }
   }

@@ -47,6 +47,8 @@ struct TaskRecord {
 
 struct JobRecord {
   std::string user;
+  std::string queue;                    // its queue's path (survives queue edits)
+  std::string spec;                     // the spec document it was submitted with
   std::string submit_dir;               // tasks without workingDir start here (X-Tessera-Workdir)
   std::int32_t attempt = 0;             // runs started so far; tasks belong to run `attempt`
   std::vector<TaskRecord> tasks;        // the current run's tasks; empty while pending
@@ -67,7 +69,26 @@ struct JobRecord {
   double idle_gpu_seconds = 0;          // ...of which the GPUs sat idle (gpu_usage.h)
   bool idle_warned = false;             // the idle policy warned about the current streak
   std::int32_t hung_attempt = 0;        // the run whose hang was declared (once per run)
-  bool tombstone = false;               // an id whose submission never reached the disk
+};
+
+// GPU time of jobs that were forgotten after their retention, summed by
+// queue, user and the hour they ended: accounting and the GPU-time counters
+// still count it once the jobs themselves are gone.
+// The store's kMeta key under which the next job id is kept once the job
+// holding the highest id may have been forgotten.
+inline constexpr const char* kNextJobIdKey = "next-job-id";
+
+inline constexpr std::int64_t kMsPerHour = 3'600'000;
+struct UsageKey {
+  std::string queue;
+  std::string user;
+  std::int64_t hour = 0;  // ms since the epoch / 3,600,000
+  auto operator<=>(const UsageKey&) const = default;
+};
+struct Usage {
+  std::int64_t jobs = 0;
+  double gpu_seconds = 0;
+  double idle_gpu_seconds = 0;
 };
 
 enum class NodeState { kReady, kLost };

@@ -69,30 +69,23 @@ Status ControlPlane::Recover() {
   for (const store::Entry& e : *specs) spec_by_id[std::stoll(e.key)] = e.value;
   std::map<std::int64_t, json> job_by_id;
   for (const store::Entry& e : *jobs) job_by_id[std::stoll(e.key)] = json::parse(e.value);
-  const std::int64_t count = job_by_id.empty() ? 0 : job_by_id.rbegin()->first + 1;
-  for (std::int64_t id = 0; id < count; ++id) {
-    auto stored = job_by_id.find(id);
-    auto spec = spec_by_id.find(id);
+  // Ids are never handed out twice: not those of forgotten jobs (the
+  // high-water mark), nor those given to submissions that never reached the
+  // disk (gaps below the highest stored id).
+  std::int64_t next_id = 0;
+  for (const store::Entry& e : *meta) {
+    if (e.key == kNextJobIdKey) next_id = std::stoll(e.value);
+  }
+  for (const auto& [id, j] : job_by_id) {
+    const auto spec = spec_by_id.find(id);
+    if (spec == spec_by_id.end()) continue;  // its submission never reached the disk
     model::Job job;
     JobRecord record;
-    std::string queue_path;
-    if (stored == job_by_id.end() || spec == spec_by_id.end()) {
-      // An id handed out to a submission that never reached the disk.
-      job.state = model::JobState::kCancelled;
-      record.tombstone = true;
-      job.queue = state_->queues().root();
-      job.groups.push_back({});
-      state_->Restore(std::move(job));
-      records_.push_back(std::move(record));
-      specs_.emplace_back();
-      queue_of_job_.emplace_back();
-      continue;
-    }
-    const json& j = stored->second;
     Result<std::vector<model::Job>> parsed =
         spec::ParseJobYaml(spec->second, "stored job " + std::to_string(id), state_->cluster(), state_->queues(), {.check_feasible = false});
     if (!parsed.ok()) return Internal(parsed.status().message());
     job = std::move(parsed->front());
+    job.id = model::JobId(static_cast<std::int32_t>(id));
     job.state = ModelState(j.at("state").get<std::string>());
     job.restarts = j.value("restarts", 0);
     job.attained_gpu_seconds = j.value("attainedGpuSeconds", 0.0);
@@ -115,7 +108,8 @@ Status ControlPlane::Recover() {
     job.submit_time = record.submit_ms / 1000;
     job.start_time = record.scheduled_ms / 1000;
     job.last_checkpoint = job.start_time;
-    queue_path = j.value("queue", std::string());
+    record.queue = j.value("queue", std::string());
+    record.spec = spec->second;
     if (job.state == model::JobState::kRunning) {
       for (const json& t : j.at("tasks")) {
         TaskRecord task;
@@ -150,12 +144,28 @@ Status ControlPlane::Recover() {
       record.dispatched = true;
     }
     const model::JobId restored = state_->Restore(std::move(job));
-    records_.push_back(std::move(record));
-    specs_.push_back(spec->second);
-    queue_of_job_.push_back(queue_path);
-    if (records_.back().dispatched) {
-      for (const TaskRecord& t : records_.back().tasks) node_jobs_[t.node].insert(restored.value());
+    const JobRecord& added = records_.Add(restored, std::move(record));
+    if (added.dispatched) {
+      for (const TaskRecord& t : added.tasks) node_jobs_[t.node].insert(restored.value());
     }
+  }
+  if (!job_by_id.empty()) next_id = std::max(next_id, job_by_id.rbegin()->first + 1);
+  state_->jobs().SkipIds(model::JobId(static_cast<std::int32_t>(next_id)));
+  records_.SkipTo(model::JobId(static_cast<std::int32_t>(next_id)));
+  // Ended jobs, oldest end first: the order retention forgets them in.
+  std::vector<model::JobId> ended;
+  for (const model::Job& job : state_->jobs().all()) {
+    if (job.state != model::JobState::kPending && job.state != model::JobState::kRunning) ended.push_back(job.id);
+  }
+  std::stable_sort(ended.begin(), ended.end(), [&](model::JobId a, model::JobId b) { return records_.at(a).end_ms < records_.at(b).end_ms; });
+  ended_.assign(ended.begin(), ended.end());
+
+  Result<std::vector<store::Entry>> usage = store_.List(store::Collection::kUsage);
+  if (!usage.ok()) return usage.status();
+  for (const store::Entry& e : *usage) {
+    const json u = json::parse(e.value);
+    forgotten_usage_[{u.at("queue").get<std::string>(), u.at("user").get<std::string>(), u.at("hour").get<std::int64_t>()}] = {
+        u.at("jobs").get<std::int64_t>(), u.at("gpuSeconds").get<double>(), u.at("idleGpuSeconds").get<double>()};
   }
 
   Result<std::vector<store::Entry>> tokens = store_.List(store::Collection::kTokens);

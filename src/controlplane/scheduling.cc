@@ -44,12 +44,12 @@ void ControlPlane::RunCycle() {
 
   for (const sched::Outcome& outcome : result.outcomes) {
     if (outcome.verdict == sched::Verdict::kPlaced) continue;
-    records_[outcome.job.index()].message = sched::Explain(outcome, *state_);
-    records_[outcome.job.index()].wait_reason = sched::ToString(outcome.reason);
+    records_.at(outcome.job).message = sched::Explain(outcome, *state_);
+    records_.at(outcome.job).wait_reason = sched::ToString(outcome.reason);
   }
   // Evictions precede the binds that depend on them (binder.h).
   for (const sched::Eviction& e : binder.evicted) {
-    JobRecord& record = records_[e.victim.index()];
+    JobRecord& record = records_.at(e.victim);
     const std::string why = std::string(e.reason == sched::EvictReason::kPreempt ? "preempted" : "reclaimed") +
                             " by job " + std::to_string(e.preemptor.value());
     (e.reason == sched::EvictReason::kPreempt ? metrics_->preemptions : metrics_->reclaims).Increment();
@@ -63,7 +63,7 @@ void ControlPlane::RunCycle() {
   for (const model::JobId id : binder.bound) {
     const model::Job& job = state_->job(id);
     if (job.state != model::JobState::kRunning) continue;  // bound, then evicted in the same cycle
-    JobRecord& record = records_[id.index()];
+    JobRecord& record = records_.at(id);
     ++record.attempt;
     record.scheduled_ms = now;
     record.running_ms = 0;
@@ -101,7 +101,7 @@ void ControlPlane::RunCycle() {
   if (writes_.empty()) return;
   Commit([this, runs]() {
     for (const auto& [id, attempt] : runs) {
-      JobRecord& record = records_[id.index()];
+      JobRecord& record = records_.at(id);
       // Still the same run (not cancelled or preempted while being written)?
       if (record.attempt != attempt || state_->job(id).state != model::JobState::kRunning || record.dispatched) continue;
       record.dispatched = true;
@@ -130,10 +130,11 @@ void ControlPlane::HousekeepingLoop() {
     if (steady - accounting_saved_ >= std::chrono::minutes(1)) {
       accounting_saved_ = steady;
       for (const model::JobId id : state_->jobs().running()) {
-        if (records_[id.index()].gpu_seconds > 0) PersistJob(id);
+        if (records_.at(id).gpu_seconds > 0) PersistJob(id);
       }
     }
     if (history_.Due(now)) history_.Add(SampleCluster(now));
+    ForgetEndedJobs(now);
     if (lost || !writes_.empty()) Commit(nullptr);
     if (lost) RequestCycle();
     ExpireWaiters(steady);

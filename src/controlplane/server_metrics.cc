@@ -24,6 +24,7 @@ ServerMetrics::ServerMetrics()
       preemptions(Counter(registry, "tessera_scheduler_preemptions_total", "Runs evicted for higher-priority work.")),
       reclaims(Counter(registry, "tessera_scheduler_reclaims_total", "Runs evicted to give borrowed quota back.")),
       submitted(Counter(registry, "tessera_jobs_submitted_total", "Jobs accepted.")),
+      forgotten(Counter(registry, "tessera_jobs_forgotten_total", "Ended jobs forgotten after their retention.")),
       queue_wait(Histogram(registry, "tessera_job_queue_wait_seconds",
                            "Time from submission to placement of a run: how long a gang waited.",
                            metrics::LatencyBuckets())),

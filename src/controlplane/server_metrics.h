@@ -21,6 +21,7 @@ struct ServerMetrics {
   prometheus::Counter& preemptions;             // runs evicted by priority
   prometheus::Counter& reclaims;                // runs evicted to return borrowed quota
   prometheus::Counter& submitted;
+  prometheus::Counter& forgotten;               // ended jobs dropped after their retention
   prometheus::Histogram& queue_wait;            // submit -> placed, seconds: how long a gang waited
   prometheus::Histogram& submit_to_running;     // submit -> every task running, seconds
 };

@@ -52,6 +52,7 @@ class ServerTest : public ::testing::Test {
     options.plane.cycle_interval = std::chrono::milliseconds(1);
     options.plane.heartbeat_timeout = heartbeat_timeout;
     options.plane.initial_queues = {{"default", model::kUnlimited / 2, model::kUnlimited, 1.0}};
+    options.plane.max_ended_jobs = max_ended_jobs_;
     auto server = Server::Start(options);
     ASSERT_TRUE(server.ok()) << server.status().message();
     server_ = std::move(*server);
@@ -91,6 +92,7 @@ class ServerTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  std::size_t max_ended_jobs_ = 100'000;
   std::unique_ptr<Server> server_;
   std::unique_ptr<net::HttpClient> client_;
 };
@@ -277,6 +279,70 @@ TEST_F(ServerTest, AcceptedJobsAndRunsSurviveARestart) {
   // New ids continue after the old ones.
   const int next = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: n}\nspec: {tasks: [{name: m, command: [a]}]}\n", 201, "application/yaml")["jobs"][0]["id"];
   EXPECT_EQ(next, waiting + 1);
+}
+
+// Retention: past --max-ended-jobs the oldest ended jobs are forgotten, in
+// memory and on disk; their GPU time stays in accounting and their ids are
+// never handed out again, across a restart too.
+TEST_F(ServerTest, EndedJobsAreForgottenOldestFirstAndTheirUsageAndIdsRemain) {
+  max_ended_jobs_ = 1;
+  Restart();
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const auto submit = [&](const std::string& name, int gpus, const std::string& extra = "") -> int {
+    return Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: " + name + "}\nspec: {" + extra +
+                "tasks: [{name: m, command: [a], resources: {gpus: " + std::to_string(gpus) + "}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  };
+  // `ran` holds 4 GPUs for a moment of telemetry, then succeeds.
+  const int ran = submit("ran", 4);
+  AwaitJob(ran, "starting");
+  const json task = AwaitAssignments("n1", 1)["tasks"][0];
+  const auto report = [&](const std::string& state) {
+    json gpus = json::array();
+    for (const json& g : task["gpus"]) gpus.push_back({{"index", g}, {"utilization", 90.0}, {"memoryUsed", 0}});
+    const json r = {{"tasks", {{{"job", ran}, {"attempt", task["attempt"]}, {"task", task["task"]}, {"state", state}, {"exitCode", 0}}}},
+                    {"gpus", gpus}};
+    Call("POST", "/v1/nodes/n1/status", r.dump());
+  };
+  report("running");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  report("running");
+  report("exited");
+  const double gpu_seconds = AwaitJob(ran, "succeeded")["gpuSeconds"];
+  ASSERT_GT(gpu_seconds, 0);
+  // Three that wait on the cordoned node. `first` ends before `last` but is
+  // kept: `waiter` waits for it by name. `last`, the highest id, is forgotten.
+  Call("POST", "/v1/nodes/n1/cordon");
+  const int waiter = submit("waiter", 4, "dependsOn: [{job: first, when: ended}], ");
+  const int first = submit("first", 4);
+  const int last = submit("last", 4);
+  Call("DELETE", "/v1/jobs/" + std::to_string(first));
+  Call("DELETE", "/v1/jobs/" + std::to_string(last));
+  for (int i = 0; i < 200 && client_->Send("GET", "/v1/jobs/" + std::to_string(last), "", "")->status != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    SCOPED_TRACE(pass == 0 ? "before the restart" : "after the restart");
+    const json gone = Call("GET", "/v1/jobs/" + std::to_string(ran), {}, 404);
+    EXPECT_THAT(gone["error"].get<std::string>(), HasSubstr("ended jobs are forgotten"));
+    Call("GET", "/v1/jobs/" + std::to_string(last), {}, 404);
+    EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(first))["state"], "cancelled");
+    std::set<int> listed;
+    const json list = Call("GET", "/v1/jobs");
+    for (const json& j : list["jobs"]) listed.insert(j["id"].get<int>());
+    EXPECT_EQ(listed, (std::set<int>{first, waiter})) << list.dump();
+    const json rows = Call("GET", "/v1/accounting?by=user")["rows"];
+    ASSERT_EQ(rows.size(), 1u) << rows.dump();
+    EXPECT_EQ(rows[0]["jobs"], 1);
+    EXPECT_NEAR(rows[0]["gpuHours"].get<double>(), gpu_seconds / 3600, 1e-9);
+    if (pass == 0) Restart();
+  }
+  // The GPU-time counter still counts the forgotten job's time.
+  const std::string metrics = client_->Send("GET", "/metrics", "", "")->body;
+  const std::string series = "tessera_gpu_allocated_seconds_total{queue=\"default\",user=\"anonymous\"} ";
+  const std::size_t at = metrics.find(series);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_NEAR(std::stod(metrics.substr(at + series.size())), gpu_seconds, 1e-6);
+  EXPECT_EQ(submit("next", 1), last + 1);
 }
 
 TEST_F(ServerTest, ALostNodeRequeuesTheWholeGang) {

@@ -90,6 +90,9 @@ struct alignas(64) Job {
   std::int64_t min_gpu_milli_ = 0;
   std::uint64_t shape_ = 0;
   bool remembered_ = false;
+  // Where the JobTable keeps the job in its pending or running set (-1: in none).
+  std::int32_t set_position_ = -1;
+  friend class JobTable;
 
  public:
   bool preemptible = true;

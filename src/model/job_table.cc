@@ -1,35 +1,43 @@
 #include "model/job_table.h"
 
+#include <algorithm>
+#include <cassert>
+
 namespace tessera::model {
 
-void JobTable::IdSet::Insert(JobId id, std::vector<std::int32_t>& pos) {
-  pos[id.index()] = static_cast<std::int32_t>(ids.size());
-  ids.push_back(id);
-}
-
-void JobTable::IdSet::Erase(JobId id, std::vector<std::int32_t>& pos) {
-  const std::int32_t at = pos[id.index()];
-  ids[at] = ids.back();
-  pos[ids[at].index()] = at;
-  ids.pop_back();
-  pos[id.index()] = -1;
-}
-
-JobTable::IdSet* JobTable::SetFor(JobState state) {
+std::vector<JobId>* JobTable::SetFor(JobState state) {
   if (state == JobState::kPending) return &pending_;
   if (state == JobState::kRunning) return &running_;
   return nullptr;
 }
 
+void JobTable::Insert(std::vector<JobId>& set, Job& job) {
+  job.set_position_ = static_cast<std::int32_t>(set.size());
+  set.push_back(job.id);
+}
+
+void JobTable::Erase(std::vector<JobId>& set, Job& job) {
+  const auto at = static_cast<std::size_t>(job.set_position_);
+  set[at] = set.back();
+  jobs_.at(set[at]).set_position_ = static_cast<std::int32_t>(at);
+  set.pop_back();
+  job.set_position_ = -1;
+}
+
 JobId JobTable::Add(Job job) {
-  job.id = JobId(static_cast<std::int32_t>(jobs_.size()));
+  job.id = next_id();
+  const JobId id = job.id;
+  Put(std::move(job));
+  return id;
+}
+
+void JobTable::Put(Job job) {
   job.Remember();
+  job.set_position_ = -1;
   by_name_[job.name] = job.id;
-  position_.push_back(-1);
   const JobState state = job.state;
-  jobs_.push_back(std::move(job));
-  if (IdSet* set = SetFor(state)) set->Insert(jobs_.back().id, position_);
-  return jobs_.back().id;
+  Job& added = jobs_.Add(job.id, std::move(job));
+  if (std::vector<JobId>* set = SetFor(state)) Insert(*set, added);
 }
 
 JobId JobTable::FindByName(std::string_view name) const {
@@ -38,11 +46,23 @@ JobId JobTable::FindByName(std::string_view name) const {
 }
 
 void JobTable::SetState(JobId id, JobState state) {
-  Job& job = jobs_[id.index()];
+  Job& job = jobs_.at(id);
   if (job.state == state) return;
-  if (IdSet* from = SetFor(job.state)) from->Erase(id, position_);
+  if (std::vector<JobId>* from = SetFor(job.state)) Erase(*from, job);
   job.state = state;
-  if (IdSet* to = SetFor(state)) to->Insert(id, position_);
+  if (std::vector<JobId>* to = SetFor(state)) Insert(*to, job);
+}
+
+void JobTable::Forget(const std::vector<JobId>& ended) {
+  if (ended.empty()) return;
+  for (const JobId id : ended) {
+    const Job& job = jobs_.at(id);
+    assert(SetFor(job.state) == nullptr);
+    if (const auto it = by_name_.find(job.name); it != by_name_.end() && it->second == id) by_name_.erase(it);
+  }
+  std::vector<JobId> sorted = ended;
+  std::sort(sorted.begin(), sorted.end());
+  jobs_.EraseIf([&](JobId id, const Job&) { return std::binary_search(sorted.begin(), sorted.end(), id); });
 }
 
 }  // namespace tessera::model

@@ -1,6 +1,7 @@
-// All jobs the scheduler knows, indexed by JobId, with the pending and running
-// sets kept as dense id lists (O(1) insert and erase) so that a cycle touches
-// only live jobs, never the whole history.
+// All jobs the scheduler knows, by JobId, with the pending and running sets
+// kept as dense id lists (O(1) insert and erase) so that a cycle touches only
+// live jobs, never the whole history. Ended jobs may be forgotten (the
+// server's retention); their ids are never handed out again.
 #pragma once
 
 #include <string>
@@ -8,35 +9,42 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/id_map.h"
 #include "model/job.h"
 
 namespace tessera::model {
 
 class JobTable {
  public:
-  JobId Add(Job job);  // assigns the id; the job keeps its state
-  Job& at(JobId id) { return jobs_[id.index()]; }
-  const Job& at(JobId id) const { return jobs_[id.index()]; }
-  const std::vector<Job>& all() const { return jobs_; }
+  JobId Add(Job job);  // assigns the next id; the job keeps its state
+  // Adds a job under the id it carries, which must be at least next_id():
+  // a job put back as it was (recovery, rebuilds).
+  void Put(Job job);
+  Job& at(JobId id) { return jobs_.at(id); }
+  const Job& at(JobId id) const { return jobs_.at(id); }
+  bool contains(JobId id) const { return jobs_.contains(id); }
+  const std::vector<Job>& all() const { return jobs_.values(); }  // in id order
   std::size_t size() const { return jobs_.size(); }
+  JobId next_id() const { return jobs_.end(); }
+  // Ids below `next` are taken, though not here (they were forgotten).
+  void SkipIds(JobId next) { jobs_.SkipTo(next); }
   JobId FindByName(std::string_view name) const;  // the latest job with that name
 
-  const std::vector<JobId>& pending() const { return pending_.ids; }
-  const std::vector<JobId>& running() const { return running_.ids; }
+  // Forgets the given ended jobs; a name then finds none of its jobs.
+  void Forget(const std::vector<JobId>& ended);
+
+  const std::vector<JobId>& pending() const { return pending_; }
+  const std::vector<JobId>& running() const { return running_; }
   // Moves the job to `state`, updating the pending and running sets.
   void SetState(JobId id, JobState state);
 
  private:
-  struct IdSet {
-    std::vector<JobId> ids;
-    void Insert(JobId id, std::vector<std::int32_t>& pos);
-    void Erase(JobId id, std::vector<std::int32_t>& pos);
-  };
-  IdSet* SetFor(JobState state);
+  std::vector<JobId>* SetFor(JobState state);
+  void Insert(std::vector<JobId>& set, Job& job);
+  void Erase(std::vector<JobId>& set, Job& job);
 
-  std::vector<Job> jobs_;
-  std::vector<std::int32_t> position_;  // index of each job in its set, -1 when in none
-  IdSet pending_, running_;
+  IdMap<JobId, Job> jobs_;
+  std::vector<JobId> pending_, running_;
   std::unordered_map<std::string, JobId> by_name_;
 };
 

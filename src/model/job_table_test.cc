@@ -67,5 +67,38 @@ TEST(JobTableTest, AJobInTheTableRemembersItsMinimumGangAndShape) {
   EXPECT_NE(table.at(b).Shape(), table.at(a).Shape());
 }
 
+TEST(JobTableTest, ForgottenJobsLeaveTheTableAndTheirIdsAreNotReused) {
+  JobTable table;
+  const JobId a = table.Add(ElasticGang("a"));
+  const JobId b = table.Add(ElasticGang("b"));
+  const JobId c = table.Add(ElasticGang("c"));
+  table.SetState(a, JobState::kSucceeded);
+  table.SetState(b, JobState::kRunning);
+  table.SetState(c, JobState::kFailed);
+  table.Forget({c, a});
+  EXPECT_FALSE(table.contains(a));
+  EXPECT_FALSE(table.contains(c));
+  EXPECT_FALSE(table.FindByName("a").valid());
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.all().front().id, b);
+  EXPECT_THAT(table.running(), ElementsAre(b));
+  // The running set still finds b after the storage moved.
+  table.SetState(b, JobState::kSucceeded);
+  EXPECT_TRUE(table.running().empty());
+  EXPECT_EQ(table.Add(ElasticGang("d")).value(), 3);
+}
+
+TEST(JobTableTest, APutBackJobKeepsItsIdAndSkippedIdsStayTaken) {
+  JobTable table;
+  table.SkipIds(JobId(10));
+  Job job = ElasticGang("restored");
+  job.id = JobId(12);
+  job.state = JobState::kRunning;
+  table.Put(job);
+  EXPECT_THAT(table.running(), ElementsAre(JobId(12)));
+  EXPECT_EQ(table.at(JobId(12)).MinGpuMilli(), 4000);
+  EXPECT_EQ(table.Add(ElasticGang("new")), JobId(13));
+}
+
 }  // namespace
 }  // namespace tessera::model

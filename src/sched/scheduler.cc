@@ -39,8 +39,7 @@ CycleResult Scheduler::RunCycle(SchedulerState& state, Time now, Binder& binder)
 
 std::string Explain(const Outcome& outcome, const SchedulerState& state) {
   const auto job_name = [&](std::int32_t id) {
-    const bool known = id >= 0 && static_cast<std::size_t>(id) < state.jobs().size();
-    return known ? state.job(model::JobId(id)).name : std::string("?");
+    return id >= 0 && state.jobs().contains(model::JobId(id)) ? state.job(model::JobId(id)).name : std::string("?");
   };
   const auto queue = [&]() -> const model::Queue& { return state.queues().queue(model::QueueId(outcome.detail)); };
   switch (outcome.reason) {

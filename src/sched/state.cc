@@ -46,7 +46,9 @@ JobId SchedulerState::Restore(Job job) {
     job.held = model::SumPlacements(job.placements);
     queues_.Charge(job.queue, job.Held(), +1, job.preemptible, job.user);
   }
-  return jobs_.Add(std::move(job));
+  const JobId id = job.id;
+  jobs_.Put(std::move(job));
+  return id;
 }
 
 void SchedulerState::Bind(JobId id, std::vector<model::TaskPlacement> placements, Time now) {

@@ -38,7 +38,7 @@ class SchedulerState {
   // so the scheduler reports why (the API rejects such jobs before this).
   model::JobId Submit(model::Job job, Time now);
 
-  // Puts back a job as it was, keeping its state, id order and restarts: the
+  // Puts back a job as it was, keeping its id, state and restarts: the
   // server's recovery and its rebuilds after nodes join or queues change. A
   // running job takes its placements again (they must fit: they did before);
   // a pending one is judged again for feasibility against this cluster.
@@ -53,6 +53,9 @@ class SchedulerState {
   // A running job ended (succeeded, failed or cancelled): its resources free up.
   // A pending job may also be cancelled.
   void Finish(model::JobId id, model::JobState end);
+  // Forgets ended jobs (the server's retention): they leave the table, and
+  // their ids are not handed out again.
+  void Forget(const std::vector<model::JobId>& ended) { jobs_.Forget(ended); }
   // A running job failed, or lost its GPUs: within its restart budget
   // (spec.restart.maxRestarts) it goes back to pending and restarts from its
   // last checkpoint when placed again; past it, it ends as failed. True when

@@ -37,6 +37,7 @@ std::string_view ToString(Collection collection) {
     case Collection::kMeta: return "meta";
     case Collection::kTokens: return "tokens";
     case Collection::kAudit: return "audit";
+    case Collection::kUsage: return "usage";
   }
   return "?";
 }

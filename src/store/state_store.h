@@ -17,7 +17,7 @@
 
 namespace tessera::store {
 
-enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta, kTokens, kAudit };
+enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta, kTokens, kAudit, kUsage };
 std::string_view ToString(Collection collection);
 
 struct Mutation {
