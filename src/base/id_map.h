@@ -8,7 +8,10 @@
 // for weeks keeps one small page alive, not the history around it.
 //
 // Ids are added in increasing order; erasing is done in batches, each one
-// compacting the storage once.
+// compacting the storage once. Until an id is first skipped or erased (all
+// of a simulation, a server's first days) a value's slot is its id, and
+// lookups read the value directly: the scheduler looks jobs up by id in its
+// innermost loops.
 #pragma once
 
 #include <algorithm>
@@ -42,11 +45,17 @@ class IdMap {
   Id end() const { return Id(static_cast<typename Id::rep_type>(end_)); }
   // Ids below `next` are never to be handed out again, though they hold no
   // value here (they were erased in an earlier life of the table).
-  void SkipTo(Id next) { end_ = std::max(end_, next.index()); }
+  void SkipTo(Id next) {
+    if (next.index() > end_) {
+      end_ = next.index();
+      dense_ = false;
+    }
+  }
 
   // Adds `value` under `id`, which must not be below end().
   T& Add(Id id, T value) {
     assert(id.index() >= end_);
+    dense_ = dense_ && id.index() == end_;
     const std::size_t page = id.index() >> kPageBits;
     if (pages_.size() <= page) {
       pages_.resize(page + 1);
@@ -84,6 +93,7 @@ class IdMap {
       ++kept;
     }
     const std::size_t erased = values_.size() - kept;
+    dense_ = dense_ && erased == 0;
     values_.erase(values_.begin() + static_cast<std::ptrdiff_t>(kept), values_.end());
     ids_.resize(kept);
     return erased;
@@ -94,11 +104,13 @@ class IdMap {
   static constexpr std::uint32_t kNone = UINT32_MAX;
 
   std::uint32_t FindSlot(Id id) const {
+    if (dense_) return id.index() < end_ ? static_cast<std::uint32_t>(id.index()) : kNone;
     const std::size_t page = id.index() >> kPageBits;
     return page < pages_.size() && pages_[page] ? (*pages_[page])[id.index() & (kPageSize - 1)] : kNone;
   }
   std::size_t SlotOf(Id id) const {
     assert(contains(id));
+    if (dense_) return id.index();
     return (*pages_[id.index() >> kPageBits])[id.index() & (kPageSize - 1)];
   }
 
@@ -107,6 +119,7 @@ class IdMap {
   std::vector<std::unique_ptr<Page>> pages_;   // by id >> kPageBits; null when none of its ids has a value
   std::vector<std::uint32_t> page_live_;       // values held per page
   std::size_t end_ = 0;
+  bool dense_ = true;  // every id below end_ has a value, at the slot of its number
 };
 
 }  // namespace tessera

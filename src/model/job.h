@@ -90,9 +90,6 @@ struct alignas(64) Job {
   std::int64_t min_gpu_milli_ = 0;
   std::uint64_t shape_ = 0;
   bool remembered_ = false;
-  // Where the JobTable keeps the job in its pending or running set (-1: in none).
-  std::int32_t set_position_ = -1;
-  friend class JobTable;
 
  public:
   bool preemptible = true;
@@ -158,6 +155,13 @@ struct alignas(64) Job {
     return attained_gpu_seconds +
            (running ? static_cast<double>(held.gpu_milli) / 1000.0 * static_cast<double>(now - start_time) : 0.0);
   }
+
+ private:
+  // Where the JobTable keeps the job in its pending or running set (-1: in
+  // none). Last, out of the hot first cache line, which it would push
+  // `preemptible` out of.
+  std::int32_t set_position_ = -1;
+  friend class JobTable;
 };
 
 }  // namespace tessera::model
