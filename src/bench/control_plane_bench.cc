@@ -41,6 +41,7 @@ Result<ServerProcess> StartServer(const ControlPlaneBenchOptions& options, const
   const std::string threads = std::to_string(options.server_threads);
   const std::string data = dir + "/data";
   std::vector<std::string> args = {binary, "server", "--listen", "127.0.0.1:0", "--data-dir", data, "--threads", threads, "--heartbeat-timeout", "120"};
+  if (options.max_ended_jobs > 0) args.insert(args.end(), {"--max-ended-jobs", std::to_string(options.max_ended_jobs)});
   if (options.tls) {
     const std::string pki = dir + "/pki";
     args.insert(args.end(), {"--tls-cert", pki + "/server.crt", "--tls-key", pki + "/server.key", "--client-ca", pki + "/ca.crt"});
@@ -148,6 +149,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   }
   const net::Endpoint endpoint = *net::ParseEndpoint(server->url);
   result.tls = options.tls;
+  result.max_ended_jobs = options.max_ended_jobs;
   asio::io_context io(1);
   LoadCounters shared;
   const Clock::time_point start = Clock::now();
@@ -235,6 +237,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
 std::string ToJson(const ControlPlaneBenchResult& r) {
   json j = {{"tls", r.tls},
             {"rate", r.rate},
+            {"max_ended_jobs", r.max_ended_jobs},
             {"agents", r.agents},
             {"gpus", r.gpus},
             {"jobs", r.jobs},

@@ -35,6 +35,7 @@ struct ControlPlaneBenchOptions {
   int submitters = 32;        // concurrent submission connections
   double rate = 0;            // jobs/s offered (open loop, virtual_agents.h); 0: closed loop
   int server_threads = 2;
+  std::int64_t max_ended_jobs = 0;  // the server's --max-ended-jobs; 0: its default
   bool hold = false;
   // TLS on every connection, with mutual TLS for the agents (a certificate
   // each, from a CA made for the run), to measure what TLS costs.
@@ -45,6 +46,7 @@ struct ControlPlaneBenchOptions {
 struct ControlPlaneBenchResult {
   bool tls = false;
   double rate = 0;
+  std::int64_t max_ended_jobs = 0;
   int agents = 0;
   std::int64_t gpus = 0;
   std::int64_t jobs = 0;

@@ -39,6 +39,7 @@ void AddBenchCommand(CLI::App& app) {
   control->add_option("--rate", cp->rate, "Jobs/s offered whatever the answers (open loop; latency from each job's due time); 0: each connection sends when answered")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   control->add_option("--server-threads", cp->server_threads, "The server's HTTP threads")->capture_default_str();
+  control->add_option("--max-ended-jobs", cp->max_ended_jobs, "The server's --max-ended-jobs (default: its own)");
   control->add_flag("--hold", cp->hold, "Submit everything before the agents join (Slurm's burst)");
   control->add_flag("--tls", cp->tls, "TLS on every connection, agents with mutual TLS (what TLS costs)");
   control->add_flag("--json", *json, "print one JSON object");

@@ -93,6 +93,16 @@ struct alignas(64) Job {
 
  public:
   bool preemptible = true;
+
+ private:
+  // Where the JobTable keeps the job in its pending or running set (-1: in
+  // none). Here, in the padding after `preemptible`: anywhere before it
+  // would push `preemptible` out of the first cache line, anywhere after it
+  // would grow every job by a cache line.
+  std::int32_t set_position_ = -1;
+  friend class JobTable;
+
+ public:
   std::vector<Dependency> depends_on;
   std::string never_reason;  // set once the job is known never to fit
 
@@ -155,13 +165,6 @@ struct alignas(64) Job {
     return attained_gpu_seconds +
            (running ? static_cast<double>(held.gpu_milli) / 1000.0 * static_cast<double>(now - start_time) : 0.0);
   }
-
- private:
-  // Where the JobTable keeps the job in its pending or running set (-1: in
-  // none). Last, out of the hot first cache line, which it would push
-  // `preemptible` out of.
-  std::int32_t set_position_ = -1;
-  friend class JobTable;
 };
 
 }  // namespace tessera::model
