@@ -6,6 +6,7 @@
 // keeps; the scheduler's SchedulerState is rebuilt from them on recovery.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <vector>
