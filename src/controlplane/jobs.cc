@@ -371,7 +371,8 @@ void ControlPlane::WatchEvents(const net::HttpRequest& request, Reply reply) {
   if (access_enabled()) {
     // Only events of jobs the caller may see (checked under mu_, where Since runs).
     waiter.filter.job_visible = [this, caller = request.caller](std::int64_t job) {
-      return FindRecord(job) != nullptr && SeesJob(caller, model::JobId(static_cast<std::int32_t>(job)));
+      // A forgotten job's events show to those who see every job's.
+      return FindRecord(job) != nullptr ? SeesJob(caller, model::JobId(static_cast<std::int32_t>(job))) : SeesWorkOf(caller, "", "");
     };
   }
   Result<std::chrono::milliseconds> waited = ParseWait(request.Query("wait"));
