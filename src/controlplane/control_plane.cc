@@ -184,7 +184,8 @@ void ControlPlane::PersistQueues() {
 void ControlPlane::Commit(std::function<void()> done) {
   std::vector<store::Mutation> batch;
   batch.swap(writes_);
-  commits_->Submit(std::move(batch), [this, done = std::move(done)](const Status& status) {
+  const std::uint64_t sequence = ++commits_submitted_;
+  commits_->Submit(std::move(batch), [this, sequence, done = std::move(done)](const Status& status) {
     if (!status.ok()) {
       // Fail-stop, as databases do when a write cannot be made durable: the
       // memory state is already ahead of the disk, and answering from it would
@@ -194,9 +195,11 @@ void ControlPlane::Commit(std::function<void()> done) {
                    status.message().c_str());
       std::_Exit(70);
     }
-    if (!done) return;
-    std::lock_guard lock(mu_);
-    done();
+    if (done) {
+      std::lock_guard lock(mu_);
+      done();
+    }
+    commits_done_.store(sequence);  // callbacks run in commit order
   });
 }
 

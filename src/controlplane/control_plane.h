@@ -17,6 +17,7 @@
 // than the one it has and reconciles its processes to the set.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -236,6 +237,9 @@ class ControlPlane {
   ControlPlaneOptions options_;
   store::StateStore& store_;
   std::unique_ptr<store::CommitQueue> commits_;
+  std::uint64_t commits_submitted_ = 0;            // under mu_
+  // The last commit whose callback has run: every caller it answered has its answer.
+  std::atomic<std::uint64_t> commits_done_{0};
   sched::Scheduler scheduler_;
 
   mutable std::mutex mu_;
@@ -268,7 +272,8 @@ class ControlPlane {
   std::mutex audit_mu_;
   std::deque<nlohmann::json> audit_;
   std::int64_t audit_revision_ = 0;
-  std::chrono::steady_clock::time_point accounting_saved_;  // running jobs' accounting last persisted
+  std::chrono::steady_clock::time_point accounting_saved_;
+  std::chrono::steady_clock::time_point forgotten_last_;    // the last pass that forgot by age  // running jobs' accounting last persisted
   std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
   ClusterHistory history_{options_.history_interval};
 

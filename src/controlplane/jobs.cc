@@ -239,6 +239,7 @@ void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::strin
   Detach(id);
   state_->Finish(id, end);
   record.end_ms = NowMs();
+  record.end_commit = commits_submitted_ + 1;  // the next Commit carries the writes gathered now
   ended_.push_back(id);
   record.message = message;
   const char* type = end == model::JobState::kSucceeded ? "JobSucceeded" : end == model::JobState::kFailed ? "JobFailed" : "JobCancelled";

@@ -64,6 +64,7 @@ struct JobRecord {
   std::int64_t scheduled_ms = 0;        // when the current run was placed
   std::int64_t running_ms = 0;          // when all its tasks were reported running
   std::int64_t end_ms = 0;
+  std::uint64_t end_commit = 0;         // the commit that holds its end: forgotten only once it is durable
   std::string message;                  // why it waits, or how it ended
   std::string wait_reason;              // while pending: the last cycle's reason ("capacity", ...)
   double gpu_seconds = 0;               // GPU time its runs held, fractions by their share

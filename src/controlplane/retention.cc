@@ -27,28 +27,43 @@ void ControlPlane::AddForgottenUsage(const UsageKey& key, const Usage& usage) {
   const json value = {{"queue", key.queue},   {"user", key.user},
                       {"hour", key.hour},     {"jobs", sum.jobs},
                       {"gpuSeconds", sum.gpu_seconds}, {"idleGpuSeconds", sum.idle_gpu_seconds}};
-  writes_.push_back(store::Mutation::Put(store::Collection::kUsage, std::to_string(key.hour) + "|" + key.queue + "|" + key.user,
+  writes_.push_back(store::Mutation::Put(store::Collection::kUsage, api::Dump(json::array({key.hour, key.queue, key.user})),
                                          api::Dump(value)));
 }
 
 void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
+  // Each pass compacts the job table and the records, so passes are batched:
+  // by age at most every kAgePass, by count once the limit is exceeded by a
+  // sixteenth, and then down to it. A pass forgets at most kMostPerPass jobs,
+  // so that no store transaction grows past what etcd accepts.
+  constexpr auto kAgePass = std::chrono::seconds(10);
+  constexpr std::size_t kMostPerPass = 2000;
+  const std::size_t most = options_.max_ended_jobs;
   const std::int64_t cutoff = now_ms - options_.job_retention.count() * 1000;
-  const auto due = [&] { return !ended_.empty() && (records_.at(ended_.front()).end_ms < cutoff || ended_.size() > options_.max_ended_jobs); };
-  if (!due()) return;
-  // A job a pending job still waits for by name stays until that one starts.
+  const auto steady = std::chrono::steady_clock::now();
+  const bool by_count = ended_.size() > most + std::max<std::size_t>(1, most / 16);
+  const bool by_age = !ended_.empty() && records_.at(ended_.front()).end_ms < cutoff && steady - forgotten_last_ >= kAgePass;
+  if (!by_count && !by_age) return;
+  forgotten_last_ = steady;
+  // A job that a pending or running job waits for by name stays while it
+  // does: a running one may be requeued and wait for it again.
   std::set<std::string> awaited;
-  for (const model::JobId id : state_->jobs().pending()) {
-    for (const model::Dependency& dep : state_->job(id).depends_on) awaited.insert(dep.job_name);
+  for (const auto* set : {&state_->jobs().pending(), &state_->jobs().running()}) {
+    for (const model::JobId id : *set) {
+      for (const model::Dependency& dep : state_->job(id).depends_on) awaited.insert(dep.job_name);
+    }
   }
   std::vector<model::JobId> forget, kept;
-  for (; due(); ended_.pop_front()) {
+  const std::uint64_t durable = commits_done_.load();
+  while (!ended_.empty() && forget.size() < kMostPerPass) {
+    const JobRecord& record = records_.at(ended_.front());
+    if (record.end_ms >= cutoff && ended_.size() + kept.size() <= most) break;
+    // Not before its end is durable and every caller answered (a callback may still read it).
+    if (record.end_commit > durable) break;
     const model::JobId id = ended_.front();
+    ended_.pop_front();
     const std::string& name = state_->job(id).name;
-    if (awaited.contains(name) && state_->jobs().FindByName(name) == id) {
-      kept.push_back(id);
-      continue;
-    }
-    forget.push_back(id);
+    (awaited.contains(name) && state_->jobs().FindByName(name) == id ? kept : forget).push_back(id);
   }
   ended_.insert(ended_.end(), kept.begin(), kept.end());
   if (forget.empty()) return;

@@ -343,6 +343,17 @@ TEST_F(ServerTest, EndedJobsAreForgottenOldestFirstAndTheirUsageAndIdsRemain) {
   ASSERT_NE(at, std::string::npos) << metrics;
   EXPECT_NEAR(std::stod(metrics.substr(at + series.size())), gpu_seconds, 1e-6);
   EXPECT_EQ(submit("next", 1), last + 1);
+  // A running job keeps what it waited for: it may be requeued and wait again.
+  Call("POST", "/v1/nodes/n1/uncordon");
+  AwaitJob(waiter, "starting");
+  const int x1 = submit("x1", 4), x2 = submit("x2", 4);
+  Call("DELETE", "/v1/jobs/" + std::to_string(x1));
+  Call("DELETE", "/v1/jobs/" + std::to_string(x2));
+  for (int i = 0; i < 200 && client_->Send("GET", "/v1/jobs/" + std::to_string(x2), "", "")->status != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Call("GET", "/v1/jobs/" + std::to_string(x1), {}, 404);
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(first))["state"], "cancelled");
 }
 
 TEST_F(ServerTest, ALostNodeRequeuesTheWholeGang) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <unordered_set>
 
 namespace tessera::model {
 
@@ -55,14 +56,24 @@ void JobTable::SetState(JobId id, JobState state) {
 
 void JobTable::Forget(const std::vector<JobId>& ended) {
   if (ended.empty()) return;
+  std::unordered_set<std::string> orphaned;  // names whose latest job goes
   for (const JobId id : ended) {
     const Job& job = jobs_.at(id);
     assert(SetFor(job.state) == nullptr);
-    if (const auto it = by_name_.find(job.name); it != by_name_.end() && it->second == id) by_name_.erase(it);
+    if (const auto it = by_name_.find(job.name); it != by_name_.end() && it->second == id) {
+      by_name_.erase(it);
+      orphaned.insert(job.name);
+    }
   }
   std::vector<JobId> sorted = ended;
   std::sort(sorted.begin(), sorted.end());
   jobs_.EraseIf([&](JobId id, const Job&) { return std::binary_search(sorted.begin(), sorted.end(), id); });
+  // Such a name now finds the latest job of it that remains, as it would in
+  // a table rebuilt from the remaining jobs.
+  if (orphaned.empty()) return;
+  for (const Job& job : jobs_.values()) {
+    if (orphaned.contains(job.name)) by_name_[job.name] = job.id;
+  }
 }
 
 }  // namespace tessera::model

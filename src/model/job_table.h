@@ -30,7 +30,8 @@ class JobTable {
   void SkipIds(JobId next) { jobs_.SkipTo(next); }
   JobId FindByName(std::string_view name) const;  // the latest job with that name
 
-  // Forgets the given ended jobs; a name then finds none of its jobs.
+  // Forgets the given ended jobs; a name then finds the latest of its jobs
+  // that remains.
   void Forget(const std::vector<JobId>& ended);
 
   const std::vector<JobId>& pending() const { return pending_; }

@@ -86,6 +86,12 @@ TEST(JobTableTest, ForgottenJobsLeaveTheTableAndTheirIdsAreNotReused) {
   table.SetState(b, JobState::kSucceeded);
   EXPECT_TRUE(table.running().empty());
   EXPECT_EQ(table.Add(ElasticGang("d")).value(), 3);
+  // A name whose latest job is forgotten finds the one before it.
+  const JobId older = table.Add(ElasticGang("train"));
+  const JobId newer = table.Add(ElasticGang("train"));
+  table.SetState(newer, JobState::kCancelled);
+  table.Forget({newer});
+  EXPECT_EQ(table.FindByName("train"), older);
 }
 
 TEST(JobTableTest, APutBackJobKeepsItsIdAndSkippedIdsStayTaken) {
