@@ -33,12 +33,9 @@ class IdMap {
   const T& at(Id id) const { return values_[SlotOf(id)]; }
   bool contains(Id id) const { return id.valid() && FindSlot(id) != kNone; }
   T* find(Id id) { return contains(id) ? &at(id) : nullptr; }
-  const T* find(Id id) const { return contains(id) ? &at(id) : nullptr; }
 
   // Every live value, in id order.
-  std::vector<T>& values() { return values_; }
   const std::vector<T>& values() const { return values_; }
-  const std::vector<Id>& ids() const { return ids_; }
   std::size_t size() const { return values_.size(); }
 
   // One past the highest id ever added or skipped: the next id to hand out.
@@ -71,6 +68,12 @@ class IdMap {
     ids_.push_back(id);
     values_.push_back(std::move(value));
     return values_.back();
+  }
+
+  // Erases the values of `ids` (each present).
+  void Erase(std::vector<Id> ids) {
+    std::sort(ids.begin(), ids.end());
+    EraseIf([&](Id id, const T&) { return std::binary_search(ids.begin(), ids.end(), id); });
   }
 
   // Erases the values of every id for which `erase(id, value)` is true.

@@ -79,8 +79,7 @@ void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
     if (!options_.log_dir.empty()) logs.push_back(std::filesystem::path(options_.log_dir) / std::to_string(id.value()));
   }
   writes_.push_back(store::Mutation::Put(store::Collection::kMeta, kNextJobIdKey, std::to_string(records_.end().value())));
-  std::sort(forget.begin(), forget.end());
-  records_.EraseIf([&](model::JobId id, const JobRecord&) { return std::binary_search(forget.begin(), forget.end(), id); });
+  records_.Erase(forget);
   state_->Forget(forget);
   metrics_->forgotten.Increment(static_cast<double>(forget.size()));
   // The logs go once the deletion is durable: a crash before it brings the

@@ -1,6 +1,5 @@
 #include "model/job_table.h"
 
-#include <algorithm>
 #include <cassert>
 #include <unordered_set>
 
@@ -65,9 +64,7 @@ void JobTable::Forget(const std::vector<JobId>& ended) {
       orphaned.insert(job.name);
     }
   }
-  std::vector<JobId> sorted = ended;
-  std::sort(sorted.begin(), sorted.end());
-  jobs_.EraseIf([&](JobId id, const Job&) { return std::binary_search(sorted.begin(), sorted.end(), id); });
+  jobs_.Erase(ended);
   // Such a name now finds the latest job of it that remains, as it would in
   // a table rebuilt from the remaining jobs.
   if (orphaned.empty()) return;
