@@ -75,6 +75,7 @@ struct ServerArgs {
   bool plain_http = false;
   std::string idle_window = "5m", idle_warn_after, idle_reclaim_after;
   std::string job_retention = "7d";
+  bool check_store = false;
 };
 
 // The default queue takes every GPU; a queues file replaces it.
@@ -132,6 +133,9 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
                   "The most ended jobs kept; beyond it the oldest are forgotten before their retention")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--quarantine-damaged", args->server.plane.quarantine_damaged,
+                "Start even when the store holds damaged records: each is moved to the quarantine collection and logged "
+                "(default: refuse to start, naming the record)");
 }
 
 bool IsLoopback(const std::string& address) { return address.starts_with("127.") || address == "::1" || address == "localhost"; }
@@ -209,6 +213,15 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
   std::cerr << "tessera server: listening on " << server->url() << ", state in "
             << server->store_description() << std::endl;
   return server;
+}
+
+// `tessera server --check-store`: every damaged record of the store, one per
+// line; exit 0 when there is none, 1 when there are.
+void CheckStore(const ServerArgs& args) {
+  const controlplane::StoreCheck check = OrFail(controlplane::Server::CheckStore(args.server), kExitFailure);
+  for (const std::string& line : check.damaged) std::cout << line << "\n";
+  std::cout << check.records << " records read, " << check.damaged.size() << " damaged" << std::endl;
+  if (!check.damaged.empty()) throw CLI::RuntimeError(kExitFailure);
 }
 
 struct AgentArgs {
@@ -360,7 +373,10 @@ void AddServerCommands(CLI::App& app) {
     auto args = std::make_shared<ServerArgs>();
     CLI::App* cmd = app.add_subcommand("server", "Run the control plane: API, state, scheduling loop");
     AddServerFlags(cmd, args.get());
+    cmd->add_flag("--check-store", args->check_store,
+                  "Read the store offline (the server must be stopped), list every damaged record, exit 1 if there is one");
     cmd->callback([args] {
+      if (args->check_store) return CheckStore(*args);
       StopOnSignals();
       auto server = StartServer(*args);
       WaitForStop();

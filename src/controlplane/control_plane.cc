@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "controlplane/record_codecs.h"
 #include "controlplane/responses.h"
 #include "spec/job_yaml.h"
 
@@ -153,24 +154,16 @@ void ControlPlane::PersistJob(model::JobId id) {
 }
 
 void ControlPlane::PersistNode(const NodeRecord& node) {
-  json unhealthy = json::object();
-  for (const auto& [index, reason] : node.unhealthy_gpus) unhealthy[std::to_string(index)] = reason;
-  json j = {{"inventory", api::ToJson(node.inventory)}, {"cordoned", node.cordoned},
-            {"state", ToString(node.state)}, {"registered", node.registered_ms}, {"unhealthyGpus", unhealthy}};
-  writes_.push_back(store::Mutation::Put(store::Collection::kNodes, node.inventory.name, api::Dump(j)));
+  writes_.push_back(store::Mutation::Put(store::Collection::kNodes, node.inventory.name, EncodeNode(node)));
 }
 
 void ControlPlane::PersistQueues() {
   std::set<std::string> present;
   for (const model::QueueSpec& q : queue_specs_) {
     present.insert(q.path);
-    json j = {{"name", q.path}, {"guaranteedMilli", q.guaranteed_milli}, {"limitMilli", q.limit_milli}, {"weight", q.weight},
-              {"userLimitMilli", q.user_limit_milli}};
-    if (auto access = queue_access_.find(q.path); access != queue_access_.end()) {
-      j["admins"] = access->second.admins;
-      j["members"] = access->second.members;
-    }
-    writes_.push_back(store::Mutation::Put(store::Collection::kQueues, q.path, api::Dump(j)));
+    const auto access = queue_access_.find(q.path);
+    writes_.push_back(store::Mutation::Put(store::Collection::kQueues, q.path,
+                                           EncodeQueue(q, access == queue_access_.end() ? QueueAccess{} : access->second)));
   }
   if (state_) {
     for (const model::Queue& q : state_->queues().queues()) {
@@ -211,44 +204,8 @@ void ControlPlane::RequestCycle() {
 // --- views -----------------------------------------------------------------------
 
 json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
-  const model::Job& job = state_->job(id);
   const JobRecord& record = records_.at(id);
-  model::Resources total = job.TotalRequest();
-  json tasks = json::array();
-  for (const TaskRecord& t : record.tasks) {
-    json task = {{"name", t.name}, {"group", t.group}, {"index", t.index}, {"node", t.node}, {"gpus", t.gpus},
-                 {"gpuMilli", t.gpu_milli}, {"gpuMemory", t.gpu_memory}, {"cpuMilli", t.cpu_milli},
-                 {"memory", t.memory}, {"state", ToString(t.state)}};
-    if (t.state == TaskState::kExited) task["exitCode"] = t.exit_code;
-    if (!t.message.empty()) task["message"] = t.message;
-    tasks.push_back(std::move(task));
-  }
-  std::int32_t task_count = 0;
-  for (const model::TaskGroup& g : job.groups) task_count += g.replicas;
-  json j = {{"id", id.value()},
-            {"name", job.name},
-            {"queue", record.queue},
-            {"user", record.user},
-            {"submitDir", record.submit_dir},
-            {"state", ApiState(job.state, record.running_ms != 0)},
-            {"priority", job.priority},
-            {"preemptible", job.preemptible},
-            {"gpus", static_cast<double>(total.gpu_milli) / 1000.0},
-            {"taskCount", task_count},
-            {"submitTime", record.submit_ms},
-            {"scheduledTime", record.scheduled_ms},
-            {"runningTime", record.running_ms},
-            {"endTime", record.end_ms},
-            {"attempt", record.attempt},
-            {"restarts", job.restarts},
-            {"maxRestarts", job.max_restarts},
-            {"attainedGpuSeconds", job.attained_gpu_seconds},
-            {"gpuSeconds", record.gpu_seconds},
-            {"idleGpuSeconds", record.idle_gpu_seconds},
-            {"message", record.message},
-            {"hung", record.attempt > 0 && record.hung_attempt == record.attempt},
-            {"tasks", tasks}};
-  if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
+  json j = JobDocument(id, state_->job(id), record);
   if (with_spec) j["spec"] = record.spec;
   return j;
 }

@@ -41,6 +41,7 @@
 #include "controlplane/cluster_history.h"
 #include "controlplane/event_log.h"
 #include "controlplane/gpu_cells.h"
+#include "controlplane/record_codecs.h"
 #include "controlplane/records.h"
 #include "controlplane/server_metrics.h"
 #include "net/http_types.h"
@@ -77,6 +78,16 @@ struct ControlPlaneOptions {
   IdlePolicy idle;                                      // idle-GPU accounting and its policy
   std::chrono::milliseconds history_interval{10'000};   // one utilization sample per interval (GET /v1/cluster/history)
   AccessOptions access;
+  // Recovery sets damaged records aside (the store's quarantine collection)
+  // instead of refusing to start (--quarantine-damaged).
+  bool quarantine_damaged = false;
+};
+
+// What `tessera server --check-store` reports: every damaged record as
+// "collection/key: field: reason".
+struct StoreCheck {
+  std::size_t records = 0;
+  std::vector<std::string> damaged;
 };
 
 using Reply = std::function<void(net::HttpResponse)>;
@@ -98,7 +109,12 @@ class ControlPlane {
 
   // Loads queues, nodes, jobs and events from the store. Nodes start with a
   // fresh heartbeat deadline so their agents have a full timeout to return.
+  // A damaged record stops it with "collection/key: field: reason", unless
+  // options.quarantine_damaged sets such records aside.
   Status Recover();
+  // Reads every record as Recover would and reports the damaged ones; writes
+  // nothing. Call it on a control plane that is not started.
+  Result<StoreCheck> CheckStore();
   // Starts the scheduling and housekeeping threads.
   void Start();
   void Stop();
@@ -170,6 +186,22 @@ class ControlPlane {
   };
 
   // All private methods expect mu_ to be held.
+
+  // Recovery (recovery.cc): one loader per collection.
+  enum class RecoveryMode { kStop, kQuarantine, kReport };
+  class DamagedRecords;
+  Status Load(DamagedRecords& damaged);
+  Status LoadMeta(DamagedRecords& damaged, bool* seeded, std::int64_t* next_id);
+  Status LoadQueues(DamagedRecords& damaged, bool seeded);
+  Status LoadNodes(DamagedRecords& damaged);
+  Status LoadJobs(DamagedRecords& damaged, std::int64_t next_id);
+  // A decoded job record with its parsed spec back into the state; refused
+  // when its run does not fit this cluster.
+  Status RestoreJob(StoredJob stored, model::Job job, const std::string& spec);
+  Status LoadUsage(DamagedRecords& damaged);
+  Status LoadTokens(DamagedRecords& damaged);
+  Status LoadAudit(DamagedRecords& damaged);
+  Status LoadEvents(DamagedRecords& damaged);
   std::int64_t NowMs() const;
   Time NowSeconds() const { return NowMs() / 1000; }
   void EnsureState();  // rebuilds the scheduler's state after nodes or queues changed
@@ -258,10 +290,6 @@ class ControlPlane {
   std::vector<EventWaiter> event_waiters_;
   ControlPlaneStats stats_;
   std::int64_t epoch_ = 0;
-  struct QueueAccess {
-    std::vector<std::string> admins;   // queue-admins of this subtree
-    std::vector<std::string> members;  // users who may submit here (and below)
-  };
   std::map<std::string, QueueAccess> queue_access_;  // by queue path
 
   // Tokens are read on every request: a lock of their own, not mu_.

@@ -1,6 +1,9 @@
 #include "controlplane/event_log.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "api/json_reader.h"
 
 namespace tessera::controlplane {
 
@@ -11,14 +14,17 @@ nlohmann::json ToJson(const Event& event) {
   return j;
 }
 
-Event EventFromJson(const nlohmann::json& value) {
+Result<Event> EventFromJson(const nlohmann::json& value) {
+  Result<api::JsonObject> o = api::JsonObject::Read(value, "", {"revision", "time", "type", "message", "job", "node"},
+                                                    {"revision", "time", "type", "message"});
+  if (!o.ok()) return o.status();
   Event event;
-  event.revision = value.value("revision", std::int64_t{0});
-  event.time_ms = value.value("time", std::int64_t{0});
-  event.type = value.value("type", std::string());
-  event.job = value.value("job", std::int64_t{-1});
-  event.node = value.value("node", std::string());
-  event.message = value.value("message", std::string());
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("revision", &event.revision, 1, std::numeric_limits<std::int64_t>::max()));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("time", &event.time_ms, 0, std::numeric_limits<std::int64_t>::max()));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("type", &event.type));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("message", &event.message));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("job", &event.job, 0, std::numeric_limits<std::int64_t>::max()));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("node", &event.node));
   return event;
 }
 

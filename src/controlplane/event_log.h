@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/status.h"
+
 namespace tessera::controlplane {
 
 struct Event {
@@ -23,7 +25,9 @@ struct Event {
 };
 
 nlohmann::json ToJson(const Event& event);
-Event EventFromJson(const nlohmann::json& value);  // for recovery; trusts the store
+// The stored form is the API's: ToJson; EventFromJson refuses anything else,
+// naming the field ("time: expected an integer").
+Result<Event> EventFromJson(const nlohmann::json& value);
 
 struct EventFilter {
   std::int64_t job = -1;    // only this job's events

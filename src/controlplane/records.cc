@@ -13,14 +13,6 @@ std::string_view ApiState(model::JobState state, bool all_tasks_running) {
   return "?";
 }
 
-model::JobState ModelState(std::string_view api_state) {
-  if (api_state == "starting" || api_state == "running") return model::JobState::kRunning;
-  if (api_state == "succeeded") return model::JobState::kSucceeded;
-  if (api_state == "failed") return model::JobState::kFailed;
-  if (api_state == "cancelled") return model::JobState::kCancelled;
-  return model::JobState::kPending;
-}
-
 std::string_view ToString(TaskState state) {
   switch (state) {
     case TaskState::kAssigned: return "assigned";

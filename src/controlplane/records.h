@@ -7,6 +7,7 @@
 #pragma once
 
 #include <compare>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,8 +21,6 @@ namespace tessera::controlplane {
 // A job's state as the API shows it: pending, starting (placed, not every
 // task reported running yet), running, succeeded, failed, cancelled.
 std::string_view ApiState(model::JobState state, bool all_tasks_running);
-// The model state an API state name stands for (recovery reads it back).
-model::JobState ModelState(std::string_view api_state);
 
 enum class TaskState { kAssigned, kRunning, kExited };
 std::string_view ToString(TaskState state);
@@ -91,6 +90,12 @@ struct Usage {
   std::int64_t jobs = 0;
   double gpu_seconds = 0;
   double idle_gpu_seconds = 0;
+};
+
+// Who administers a queue's subtree and who may submit to it (docs/security.md).
+struct QueueAccess {
+  std::vector<std::string> admins;   // queue-admins of this subtree
+  std::vector<std::string> members;  // users who may submit here (and below)
 };
 
 enum class NodeState { kReady, kLost };

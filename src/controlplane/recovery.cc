@@ -1,155 +1,231 @@
 // Recovery: the control plane's state read back from the store after a
-// restart (or a crash). Jobs come back in id order with their current run;
-// a run whose binding is in the store is dispatched again, so agents that kept
-// its tasks running are reconciled with it instead of starting them twice.
+// restart (or a crash), one loader per collection. Jobs come back in id order
+// with their current run; a run whose binding is in the store is dispatched
+// again, so agents that kept its tasks running are reconciled with it instead
+// of starting them twice.
+//
+// Every record goes through its decoder (record_codecs.h, and the event and
+// token codecs). A record that fails it is damaged: recovery stops and names
+// it ("jobs/abc: key: not a job id ..."), or, with --quarantine-damaged, moves
+// it to the quarantine collection and starts with everything else. A check
+// (`tessera server --check-store`) reads every record and writes nothing.
 #include <algorithm>
-#include <filesystem>
+#include <cstdio>
 
+#include "api/json_reader.h"
 #include "controlplane/control_plane.h"
+#include "controlplane/record_codecs.h"
 #include "spec/job_yaml.h"
 
 namespace tessera::controlplane {
 
 using nlohmann::json;
 
+class ControlPlane::DamagedRecords {
+ public:
+  DamagedRecords(RecoveryMode mode, std::string store) : mode_(mode), store_(std::move(store)) {}
+
+  // A record that could not be read. Stopping: the error that ends recovery;
+  // otherwise it is noted (and, quarantining, moved aside) and recovery goes on.
+  Status Found(store::Collection collection, const std::string& key, const std::string& value, const Status& why) {
+    const std::string name = std::string(store::ToString(collection)) + "/" + Printable(key);
+    const std::string line = name + ": " + why.message();
+    if (mode_ == RecoveryMode::kStop) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "the state store " + store_ + " holds a damaged record: " + line +
+                        " (`tessera server --check-store` lists every damaged record; --quarantine-damaged sets them aside)");
+    }
+    lines_.push_back(line);
+    if (mode_ == RecoveryMode::kQuarantine) {
+      std::fprintf(stderr, "tessera server: set aside the damaged record %s\n", line.c_str());
+      writes_.push_back(store::Mutation::Delete(collection, key));
+      writes_.push_back(store::Mutation::Put(
+          store::Collection::kQuarantine, std::string(store::ToString(collection)) + "/" + key,
+          api::Dump({{"collection", store::ToString(collection)}, {"key", key}, {"value", value}, {"reason", why.message()}})));
+    }
+    return Status::Ok();
+  }
+  void Checked(std::size_t records) { checked_ += records; }
+
+  const std::vector<std::string>& lines() const { return lines_; }
+  std::size_t checked() const { return checked_; }
+  std::vector<store::Mutation>& writes() { return writes_; }
+
+ private:
+  // Keys are bytes from a file: control characters print as '?'.
+  static std::string Printable(std::string text) {
+    for (char& c : text) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    return text;
+  }
+  RecoveryMode mode_;
+  std::string store_;
+  std::vector<std::string> lines_;
+  std::vector<store::Mutation> writes_;
+  std::size_t checked_ = 0;
+};
+
+namespace {
+
+Result<json> ParseRecord(const std::string& value) {
+  Result<json> j = api::ParseJsonBody(value);
+  if (!j.ok()) return InvalidArgument("value: " + j.status().message());
+  return j;
+}
+
+}  // namespace
 
 Status ControlPlane::Recover() {
+  DamagedRecords damaged(options_.quarantine_damaged ? RecoveryMode::kQuarantine : RecoveryMode::kStop, store_.Describe());
   std::lock_guard lock(mu_);
-  Result<std::vector<store::Entry>> queues = store_.List(store::Collection::kQueues);
-  if (!queues.ok()) return queues.status();
+  TESSERA_RETURN_IF_ERROR(Load(damaged));
+  for (store::Mutation& m : damaged.writes()) writes_.push_back(std::move(m));
+  for (const std::string& line : damaged.lines()) Emit("RecordQuarantined", -1, "", line);
+  Emit("ServerRecovered", -1, "", std::to_string(records_.size()) + " jobs, " + std::to_string(nodes_.size()) + " nodes from " + store_.Describe());
+  Commit(nullptr);
+  commits_->Flush();
+  return Status::Ok();
+}
+
+Result<StoreCheck> ControlPlane::CheckStore() {
+  DamagedRecords damaged(RecoveryMode::kReport, store_.Describe());
+  std::lock_guard lock(mu_);
+  TESSERA_RETURN_IF_ERROR(Load(damaged));
+  writes_.clear();  // a check changes nothing
+  return StoreCheck{damaged.checked(), damaged.lines()};
+}
+
+Status ControlPlane::Load(DamagedRecords& damaged) {
+  bool seeded = false;
+  std::int64_t next_id = 0;
+  TESSERA_RETURN_IF_ERROR(LoadMeta(damaged, &seeded, &next_id));
+  TESSERA_RETURN_IF_ERROR(LoadQueues(damaged, seeded));
+  TESSERA_RETURN_IF_ERROR(LoadNodes(damaged));
+  rebuild_needed_ = true;
+  EnsureState();
+  TESSERA_RETURN_IF_ERROR(LoadJobs(damaged, next_id));
+  TESSERA_RETURN_IF_ERROR(LoadUsage(damaged));
+  TESSERA_RETURN_IF_ERROR(LoadTokens(damaged));
+  TESSERA_RETURN_IF_ERROR(LoadAudit(damaged));
+  return LoadEvents(damaged);
+}
+
+Status ControlPlane::LoadMeta(DamagedRecords& damaged, bool* seeded, std::int64_t* next_id) {
   Result<std::vector<store::Entry>> meta = store_.List(store::Collection::kMeta);
   if (!meta.ok()) return meta.status();
+  damaged.Checked(meta->size());
+  for (const store::Entry& e : *meta) {
+    if (e.key == "queues-seeded") {
+      *seeded = true;
+    } else if (e.key == kNextJobIdKey) {
+      Result<std::int64_t> id = DecodeNextJobId(e.value);
+      if (id.ok()) {
+        *next_id = *id;
+      } else {
+        TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kMeta, e.key, e.value, id.status()));
+      }
+    } else {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kMeta, e.key, e.value, InvalidArgument("key: not a setting this server keeps")));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::LoadQueues(DamagedRecords& damaged, bool seeded) {
+  Result<std::vector<store::Entry>> queues = store_.List(store::Collection::kQueues);
+  if (!queues.ok()) return queues.status();
+  damaged.Checked(queues->size());
   // The initial queues seed a new state only: a cluster whose queues were all
   // deleted keeps none after a restart.
-  const bool seeded = !queues->empty() ||
-                      std::any_of(meta->begin(), meta->end(), [](const store::Entry& e) { return e.key == "queues-seeded"; });
-  if (seeded) {
-    queue_specs_.clear();
-    for (const store::Entry& e : *queues) {
-      const json j = json::parse(e.value);
-      queue_specs_.push_back({j.at("name").get<std::string>(), j.at("guaranteedMilli").get<std::int64_t>(),
-                              j.at("limitMilli").get<std::int64_t>(), j.at("weight").get<double>(),
-                              j.value("userLimitMilli", model::kUnlimited)});
-      queue_access_[queue_specs_.back().path] = {j.value("admins", std::vector<std::string>()), j.value("members", std::vector<std::string>())};
-    }
-  } else {
+  if (!seeded && queues->empty()) {
     PersistQueues();
     writes_.push_back(store::Mutation::Put(store::Collection::kMeta, "queues-seeded", "true"));
+    return Status::Ok();
   }
+  queue_specs_.clear();
+  for (const store::Entry& e : *queues) {
+    Result<StoredQueue> queue = DecodeQueue(e.key, e.value);
+    if (!queue.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kQueues, e.key, e.value, queue.status()));
+      continue;
+    }
+    queue_specs_.push_back(queue->spec);
+    queue_access_[queue->spec.path] = std::move(queue->access);
+  }
+  return Status::Ok();
+}
 
+Status ControlPlane::LoadNodes(DamagedRecords& damaged) {
   Result<std::vector<store::Entry>> nodes = store_.List(store::Collection::kNodes);
   if (!nodes.ok()) return nodes.status();
+  damaged.Checked(nodes->size());
   std::vector<std::pair<std::int64_t, std::string>> order;
   const std::int64_t now = NowMs();
   for (const store::Entry& e : *nodes) {
-    const json j = json::parse(e.value);
-    Result<api::NodeInventory> inv = api::NodeInventoryFromJson(j.at("inventory"));
-    if (!inv.ok()) return Internal("stored node " + e.key + ": " + inv.status().message());
-    NodeRecord node;
-    node.inventory = std::move(*inv);
-    node.cordoned = j.value("cordoned", false);
-    node.state = j.value("state", std::string("ready")) == "lost" ? NodeState::kLost : NodeState::kReady;
-    node.registered_ms = j.value("registered", std::int64_t{0});
-    const json unhealthy = j.value("unhealthyGpus", json::object());
-    for (const auto& [index, reason] : unhealthy.items()) node.unhealthy_gpus[std::stoi(index)] = reason.get<std::string>();
-    node.last_heartbeat_ms = now;  // a full timeout for the agent to come back
-    order.emplace_back(node.registered_ms, e.key);
-    nodes_[e.key] = std::move(node);
+    Result<NodeRecord> node = DecodeNode(e.key, e.value);
+    if (!node.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kNodes, e.key, e.value, node.status()));
+      continue;
+    }
+    node->last_heartbeat_ms = now;  // a full timeout for the agent to come back
+    order.emplace_back(node->registered_ms, e.key);
+    nodes_[e.key] = std::move(*node);
   }
   std::sort(order.begin(), order.end());
   for (const auto& [when, name] : order) node_order_.push_back(name);
-  rebuild_needed_ = true;
-  EnsureState();
+  return Status::Ok();
+}
 
+Status ControlPlane::LoadJobs(DamagedRecords& damaged, std::int64_t next_id) {
   Result<std::vector<store::Entry>> specs = store_.List(store::Collection::kJobSpecs);
-  Result<std::vector<store::Entry>> jobs = store_.List(store::Collection::kJobs);
   if (!specs.ok()) return specs.status();
+  Result<std::vector<store::Entry>> jobs = store_.List(store::Collection::kJobs);
   if (!jobs.ok()) return jobs.status();
-  std::map<std::int64_t, std::string> spec_by_id;
-  for (const store::Entry& e : *specs) spec_by_id[std::stoll(e.key)] = e.value;
-  std::map<std::int64_t, json> job_by_id;
-  for (const store::Entry& e : *jobs) job_by_id[std::stoll(e.key)] = json::parse(e.value);
+  damaged.Checked(specs->size() + jobs->size());
+  std::map<std::int32_t, const store::Entry*> spec_by_id;
+  for (const store::Entry& e : *specs) {
+    Result<model::JobId> id = DecodeJobKey(e.key);
+    if (id.ok()) {
+      spec_by_id[id->value()] = &e;
+      next_id = std::max<std::int64_t>(next_id, id->value() + 1);
+    } else {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kJobSpecs, e.key, e.value, id.status()));
+    }
+  }
   // Ids are never handed out twice: not those of forgotten jobs (the
   // high-water mark), nor those given to submissions that never reached the
-  // disk (gaps below the highest stored id).
-  std::int64_t next_id = 0;
-  for (const store::Entry& e : *meta) {
-    if (e.key == kNextJobIdKey) next_id = std::stoll(e.value);
-  }
-  for (const auto& [id, j] : job_by_id) {
-    const auto spec = spec_by_id.find(id);
-    if (spec == spec_by_id.end()) continue;  // its submission never reached the disk
-    model::Job job;
-    JobRecord record;
-    Result<std::vector<model::Job>> parsed =
-        spec::ParseJobYaml(spec->second, "stored job " + std::to_string(id), state_->cluster(), state_->queues(), {.check_feasible = false});
-    if (!parsed.ok()) return Internal(parsed.status().message());
-    job = std::move(parsed->front());
-    job.id = model::JobId(static_cast<std::int32_t>(id));
-    job.state = ModelState(j.at("state").get<std::string>());
-    job.restarts = j.value("restarts", 0);
-    job.attained_gpu_seconds = j.value("attainedGpuSeconds", 0.0);
-    record.user = j.value("user", std::string());
-    job.user = record.user;
-    record.submit_dir = j.value("submitDir", std::string());
-    for (model::TaskGroup& group : job.groups) {
-      if (group.working_dir.empty()) group.working_dir = record.submit_dir;
+  // disk (gaps below the highest stored id), nor those of damaged records.
+  for (const store::Entry& e : *jobs) {
+    const Result<model::JobId> id = DecodeJobKey(e.key);
+    if (!id.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kJobs, e.key, e.value, id.status()));
+      continue;
     }
-    record.attempt = j.value("attempt", 0);
-    record.hung_attempt = j.value("hung", false) ? record.attempt : 0;
-    job.not_before = j.value("restartAfter", std::int64_t{0}) / 1000;
-    record.submit_ms = j.value("submitTime", std::int64_t{0});
-    record.scheduled_ms = j.value("scheduledTime", std::int64_t{0});
-    record.running_ms = j.value("runningTime", std::int64_t{0});
-    record.end_ms = j.value("endTime", std::int64_t{0});
-    record.message = j.value("message", std::string());
-    record.gpu_seconds = j.value("gpuSeconds", 0.0);
-    record.idle_gpu_seconds = j.value("idleGpuSeconds", 0.0);
-    job.submit_time = record.submit_ms / 1000;
-    job.start_time = record.scheduled_ms / 1000;
-    job.last_checkpoint = job.start_time;
-    record.queue = j.value("queue", std::string());
-    record.spec = spec->second;
-    if (job.state == model::JobState::kRunning) {
-      for (const json& t : j.at("tasks")) {
-        TaskRecord task;
-        task.group = t.at("group").get<std::int32_t>();
-        task.index = t.at("index").get<std::int32_t>();
-        task.name = t.at("name").get<std::string>();
-        task.node = t.at("node").get<std::string>();
-        task.gpus = t.at("gpus").get<std::vector<std::int32_t>>();
-        task.gpu_milli = t.at("gpuMilli").get<std::int32_t>();
-        task.gpu_memory = t.at("gpuMemory").get<std::int64_t>();
-        task.cpu_milli = t.at("cpuMilli").get<std::int64_t>();
-        task.memory = t.at("memory").get<std::int64_t>();
-        const std::string ts = t.at("state").get<std::string>();
-        task.state = ts == "running" ? TaskState::kRunning : ts == "exited" ? TaskState::kExited : TaskState::kAssigned;
-        task.exit_code = t.value("exitCode", 0);
-        const Result<model::NodeId> node = state_->cluster().FindNode(task.node);
-        if (!node.ok()) return Internal("stored job " + std::to_string(id) + " runs on unknown node " + task.node);
-        model::TaskPlacement placement;
-        placement.group = task.group;
-        placement.index = task.index;
-        placement.node = *node;
-        for (const std::int32_t g : task.gpus) {
-          placement.gpus.push_back({state_->cluster().node(*node).gpu(g), task.gpu_milli, task.gpu_memory,
-                                    job.groups.at(static_cast<std::size_t>(task.group)).request.sharing});
-        }
-        placement.cpu_milli = task.cpu_milli;
-        placement.memory = task.memory;
-        job.placements.push_back(std::move(placement));
-        record.tasks.push_back(std::move(task));
-      }
-      // Its binding is on disk, so agents may (and may already) run it.
-      record.dispatched = true;
+    next_id = std::max<std::int64_t>(next_id, id->value() + 1);
+    const auto spec_entry = spec_by_id.find(id->value());
+    const store::Entry* spec = spec_entry == spec_by_id.end() ? nullptr : spec_entry->second;
+    // A job and its spec are one: when either is damaged, both go aside.
+    const auto damaged_pair = [&](const Status& job_why, const Status& spec_why) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kJobs, e.key, e.value, job_why));
+      return spec == nullptr ? Status::Ok() : damaged.Found(store::Collection::kJobSpecs, spec->key, spec->value, spec_why);
+    };
+    Result<StoredJob> stored = DecodeJob(e.key, e.value);
+    if (!stored.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged_pair(stored.status(), InvalidArgument("its job record is damaged")));
+      continue;
     }
-    const model::JobId restored = state_->Restore(std::move(job));
-    const JobRecord& added = records_.Add(restored, std::move(record));
-    if (added.dispatched) {
-      for (const TaskRecord& t : added.tasks) node_jobs_[t.node].insert(restored.value());
+    if (spec == nullptr) continue;  // its submission never reached the disk
+    Result<std::vector<model::Job>> parsed = spec::ParseJobYaml(spec->value, "spec", state_->cluster(), state_->queues(), {.check_feasible = false});
+    if (parsed.ok() && parsed->size() != 1) parsed = InvalidArgument("spec: holds " + std::to_string(parsed->size()) + " jobs, not one");
+    if (!parsed.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged_pair(InvalidArgument("its spec is damaged"), parsed.status()));
+      continue;
+    }
+    if (Status restored = RestoreJob(std::move(*stored), std::move(parsed->front()), spec->value); !restored.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged_pair(restored, InvalidArgument("its job record is damaged")));
     }
   }
-  if (!job_by_id.empty()) next_id = std::max(next_id, job_by_id.rbegin()->first + 1);
   state_->jobs().SkipIds(model::JobId(static_cast<std::int32_t>(next_id)));
   records_.SkipTo(model::JobId(static_cast<std::int32_t>(next_id)));
   // Ended jobs, oldest end first: the order retention forgets them in.
@@ -159,41 +235,138 @@ Status ControlPlane::Recover() {
   }
   std::stable_sort(ended.begin(), ended.end(), [&](model::JobId a, model::JobId b) { return records_.at(a).end_ms < records_.at(b).end_ms; });
   ended_.assign(ended.begin(), ended.end());
+  return Status::Ok();
+}
 
+Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::string& spec) {
+  JobRecord& record = stored.record;
+  job.id = stored.id;
+  job.state = stored.state;
+  job.restarts = stored.restarts;
+  job.attained_gpu_seconds = stored.attained_gpu_seconds;
+  job.not_before = stored.restart_after_ms / 1000;
+  job.user = record.user;
+  for (model::TaskGroup& group : job.groups) {
+    if (group.working_dir.empty()) group.working_dir = record.submit_dir;
+  }
+  job.submit_time = record.submit_ms / 1000;
+  job.start_time = record.scheduled_ms / 1000;
+  job.last_checkpoint = job.start_time;
+  record.spec = spec;
+  if (job.state == model::JobState::kRunning) {
+    // Its placements must name this cluster's nodes and GPUs, and fit beside
+    // the runs restored before it.
+    const model::Cluster& cluster = state_->cluster();
+    std::map<std::int32_t, std::pair<std::int32_t, std::int64_t>> taken;  // by GPU: milli and memory of this run
+    for (std::size_t i = 0; i < record.tasks.size(); ++i) {
+      const TaskRecord& task = record.tasks[i];
+      const std::string path = "tasks[" + std::to_string(i) + "]";
+      const Result<model::NodeId> node = cluster.FindNode(task.node);
+      if (!node.ok()) return InvalidArgument(path + ".node: no node '" + task.node + "' in the store");
+      if (task.group >= static_cast<std::int32_t>(job.groups.size())) {
+        return InvalidArgument(path + ".group: the spec has " + std::to_string(job.groups.size()) + " task groups");
+      }
+      model::TaskPlacement placement;
+      placement.group = task.group;
+      placement.index = task.index;
+      placement.node = *node;
+      for (const std::int32_t g : task.gpus) {
+        if (g >= cluster.node(*node).gpu_count) return InvalidArgument(path + ".gpus: node " + task.node + " has no GPU " + std::to_string(g));
+        const model::GpuId gpu = cluster.node(*node).gpu(g);
+        auto& [milli, memory] = taken[gpu.value()];
+        milli += task.gpu_milli;
+        memory += task.gpu_memory;
+        if (task.gpu_milli < 1 || milli > cluster.gpu(gpu).free_milli() || memory > cluster.gpu(gpu).free_memory()) {
+          return InvalidArgument(path + ".gpus: GPU " + std::to_string(g) + " of " + task.node + " cannot hold this run beside the others");
+        }
+        placement.gpus.push_back({gpu, task.gpu_milli, task.gpu_memory, job.groups[static_cast<std::size_t>(task.group)].request.sharing});
+      }
+      placement.cpu_milli = task.cpu_milli;
+      placement.memory = task.memory;
+      job.placements.push_back(std::move(placement));
+    }
+    // Its binding is on disk, so agents may (and may already) run it.
+    record.dispatched = true;
+  } else {
+    record.tasks.clear();
+  }
+  const model::JobId restored = state_->Restore(std::move(job));
+  const JobRecord& added = records_.Add(restored, std::move(record));
+  if (added.dispatched) {
+    for (const TaskRecord& t : added.tasks) node_jobs_[t.node].insert(restored.value());
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::LoadUsage(DamagedRecords& damaged) {
   Result<std::vector<store::Entry>> usage = store_.List(store::Collection::kUsage);
   if (!usage.ok()) return usage.status();
+  damaged.Checked(usage->size());
   for (const store::Entry& e : *usage) {
-    const json u = json::parse(e.value);
-    forgotten_usage_[{u.at("queue").get<std::string>(), u.at("user").get<std::string>(), u.at("hour").get<std::int64_t>()}] = {
-        u.at("jobs").get<std::int64_t>(), u.at("gpuSeconds").get<double>(), u.at("idleGpuSeconds").get<double>()};
+    Result<std::pair<UsageKey, Usage>> u = DecodeUsage(e.key, e.value);
+    if (!u.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kUsage, e.key, e.value, u.status()));
+      continue;
+    }
+    forgotten_usage_[u->first] = u->second;
   }
+  return Status::Ok();
+}
 
+Status ControlPlane::LoadTokens(DamagedRecords& damaged) {
   Result<std::vector<store::Entry>> tokens = store_.List(store::Collection::kTokens);
   if (!tokens.ok()) return tokens.status();
-  {
-    std::unique_lock tokens_lock(tokens_mu_);
-    for (const store::Entry& e : *tokens) {
-      Result<auth::TokenRecord> record = auth::TokenFromJson(json::parse(e.value));
-      if (!record.ok()) return Internal("the state store holds a damaged token " + e.key + ": " + record.status().message());
-      tokens_[record->id] = *record;
+  damaged.Checked(tokens->size());
+  std::unique_lock tokens_lock(tokens_mu_);
+  for (const store::Entry& e : *tokens) {
+    Result<json> j = ParseRecord(e.value);
+    Result<auth::TokenRecord> record = j.ok() ? auth::TokenFromJson(*j) : Result<auth::TokenRecord>(j.status());
+    if (record.ok() && record->id != e.key) record = InvalidArgument("id: '" + record->id + "' differs from the record's key");
+    if (!record.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kTokens, e.key, e.value, record.status()));
+      continue;
     }
+    tokens_[record->id] = std::move(*record);
   }
+  return Status::Ok();
+}
+
+Status ControlPlane::LoadAudit(DamagedRecords& damaged) {
   Result<std::vector<store::Entry>> audit = store_.List(store::Collection::kAudit);
   if (!audit.ok()) return audit.status();
-  {
-    std::lock_guard audit_lock(audit_mu_);
-    for (const store::Entry& e : *audit) {
-      audit_.push_back(json::parse(e.value));
-      audit_revision_ = std::max(audit_revision_, audit_.back().value("revision", std::int64_t{0}));
+  damaged.Checked(audit->size());
+  std::lock_guard audit_lock(audit_mu_);
+  for (const store::Entry& e : *audit) {
+    // An audit record is the answer GET /v1/audit gives: any object with its revision.
+    Result<json> j = ParseRecord(e.value);
+    if (j.ok() && !(j->is_object() && j->contains("revision") && (*j)["revision"].is_number_integer() &&
+                    store::NumericKey((*j)["revision"].get<std::int64_t>()) == e.key)) {
+      j = InvalidArgument("revision: missing, or not the record's key");
     }
+    if (!j.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kAudit, e.key, e.value, j.status()));
+      continue;
+    }
+    audit_revision_ = std::max(audit_revision_, (*j)["revision"].get<std::int64_t>());
+    audit_.push_back(std::move(*j));
   }
+  return Status::Ok();
+}
 
+Status ControlPlane::LoadEvents(DamagedRecords& damaged) {
   Result<std::vector<store::Entry>> events = store_.List(store::Collection::kEvents);
   if (!events.ok()) return events.status();
-  for (const store::Entry& e : *events) events_.Restore(EventFromJson(json::parse(e.value)));
-  Emit("ServerRecovered", -1, "", std::to_string(records_.size()) + " jobs, " + std::to_string(nodes_.size()) + " nodes from " + store_.Describe());
-  Commit(nullptr);
-  commits_->Flush();
+  damaged.Checked(events->size());
+  for (const store::Entry& e : *events) {
+    Result<json> j = ParseRecord(e.value);
+    Result<Event> event = j.ok() ? EventFromJson(*j) : Result<Event>(j.status());
+    if (event.ok() && store::NumericKey(event->revision) != e.key) event = InvalidArgument("revision: differs from the record's key");
+    if (!event.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kEvents, e.key, e.value, event.status()));
+      continue;
+    }
+    events_.Restore(std::move(*event));
+  }
   return Status::Ok();
 }
 

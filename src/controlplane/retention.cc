@@ -14,6 +14,7 @@
 
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
+#include "controlplane/record_codecs.h"
 
 namespace tessera::controlplane {
 
@@ -24,11 +25,8 @@ void ControlPlane::AddForgottenUsage(const UsageKey& key, const Usage& usage) {
   sum.jobs += usage.jobs;
   sum.gpu_seconds += usage.gpu_seconds;
   sum.idle_gpu_seconds += usage.idle_gpu_seconds;
-  const json value = {{"queue", key.queue},   {"user", key.user},
-                      {"hour", key.hour},     {"jobs", sum.jobs},
-                      {"gpuSeconds", sum.gpu_seconds}, {"idleGpuSeconds", sum.idle_gpu_seconds}};
-  writes_.push_back(store::Mutation::Put(store::Collection::kUsage, api::Dump(json::array({key.hour, key.queue, key.user})),
-                                         api::Dump(value)));
+  auto [stored_key, value] = EncodeUsage(key, sum);
+  writes_.push_back(store::Mutation::Put(store::Collection::kUsage, std::move(stored_key), std::move(value)));
 }
 
 void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {

@@ -27,7 +27,34 @@ net::HttpResponse Unavailable(const std::string& why) {
   return response;
 }
 
+// The state store the options name: SQLite in the data directory (made when
+// missing, unless it must exist), or etcd.
+Result<std::unique_ptr<store::StateStore>> OpenStore(const ServerOptions& options, bool must_exist) {
+  if (options.store == "sqlite") {
+    const std::string path = (std::filesystem::path(options.data_dir) / "state.db").string();
+    if (must_exist && !std::filesystem::exists(path)) return NotFound("no state database at " + path + " (--data-dir)");
+    Result<std::unique_ptr<store::SqliteStore>> store = store::SqliteStore::Open(path);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<store::StateStore>(std::move(*store));
+  }
+  if (options.store.starts_with("etcd://")) {
+    Result<std::unique_ptr<store::EtcdStore>> store = store::EtcdStore::Open(options.store);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<store::StateStore>(std::move(*store));
+  }
+  return InvalidArgument("--store: '" + options.store + "' is not sqlite or etcd://HOST:PORT[,HOST:PORT...][/PREFIX]");
+}
+
 }  // namespace
+
+Result<StoreCheck> Server::CheckStore(const ServerOptions& options) {
+  Result<std::unique_ptr<store::StateStore>> store = OpenStore(options, /*must_exist=*/true);
+  if (!store.ok()) return store.status();
+  Result<sched::Scheduler> scheduler = sched::Scheduler::Create(options.plane.scheduler);
+  if (!scheduler.ok()) return scheduler.status();
+  ControlPlane plane(options.plane, **store, std::move(*scheduler));
+  return plane.CheckStore();
+}
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server());
@@ -38,32 +65,16 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     http.tls = *tls;
     options.plane.access.node_certificates = !options.tls.ca_file.empty();
   }
-  store::EtcdStore* etcd = nullptr;
-  if (options.store == "sqlite") {
-    Result<std::unique_ptr<store::SqliteStore>> store =
-        store::SqliteStore::Open((std::filesystem::path(options.data_dir) / "state.db").string());
-    if (!store.ok()) return store.status();
-    server->store_ = std::move(*store);
-  } else if (options.store.starts_with("etcd://")) {
-    Result<std::unique_ptr<store::EtcdStore>> store = store::EtcdStore::Open(options.store);
-    if (!store.ok()) return store.status();
-    etcd = store->get();
-    server->store_ = std::move(*store);
-  } else {
-    return InvalidArgument("--store: '" + options.store + "' is not sqlite or etcd://HOST:PORT[,HOST:PORT...][/PREFIX]");
-  }
+  Result<std::unique_ptr<store::StateStore>> opened = OpenStore(options, /*must_exist=*/false);
+  if (!opened.ok()) return opened.status();
+  server->store_ = std::move(*opened);
+  auto* etcd = dynamic_cast<store::EtcdStore*>(server->store_.get());
   server->store_description_ = server->store_->Describe();
   Result<sched::Scheduler> scheduler = sched::Scheduler::Create(options.plane.scheduler);
   if (!scheduler.ok()) return scheduler.status();
   if (options.plane.log_dir.empty()) options.plane.log_dir = (std::filesystem::path(options.data_dir) / "logs").string();
   server->plane_ = std::make_unique<ControlPlane>(options.plane, *server->store_, std::move(*scheduler));
-  if (etcd == nullptr) {
-    try {
-      TESSERA_RETURN_IF_ERROR(server->plane_->Recover());
-    } catch (const nlohmann::json::exception& e) {
-      return Internal("the state database " + server->store_description_ + " holds a damaged record: " + e.what());
-    }
-  }
+  if (etcd == nullptr) TESSERA_RETURN_IF_ERROR(server->plane_->Recover());
   Server* self = server.get();
   AddApiRoutes(server->router_, *server->plane_, [self] { return self->LeaderInfo(); });
   dashboard::AddDashboardRoutes(server->router_);
@@ -110,12 +121,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
 
 void Server::Promote(std::int64_t epoch) {
   const auto start = std::chrono::steady_clock::now();
-  Status recovered = Status::Ok();
-  try {
-    recovered = plane_->Recover();
-  } catch (const nlohmann::json::exception& e) {
-    recovered = Internal(std::string("a damaged record: ") + e.what());
-  }
+  const Status recovered = plane_->Recover();
   if (!recovered.ok()) {
     std::fprintf(stderr, "tessera server: elected, but cannot recover the state from %s: %s\n", store_description_.c_str(),
                  recovered.message().c_str());

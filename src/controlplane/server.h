@@ -57,6 +57,9 @@ class Server {
  public:
   // Opens the store, recovers, listens. Errors name the file or address.
   static Result<std::unique_ptr<Server>> Start(ServerOptions options);
+  // Reads the store the options name, offline, and reports every damaged
+  // record (`tessera server --check-store`); changes nothing.
+  static Result<StoreCheck> CheckStore(const ServerOptions& options);
   ~Server();
   std::uint16_t port() const { return http_->port(); }
   bool tls() const { return tls_; }

@@ -12,6 +12,7 @@
 #include "net/http_client.h"
 #include "sched/scheduler.h"
 #include "spec/job_yaml.h"
+#include "store/sqlite_store.h"
 
 namespace tessera::controlplane {
 namespace {
@@ -44,8 +45,7 @@ class ServerTest : public ::testing::Test {
     server_.reset();
     std::filesystem::remove_all(dir_);
   }
-  void Restart(std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(60)) {
-    server_.reset();
+  ServerOptions Options(std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(60)) const {
     ServerOptions options;
     options.data_dir = dir_.string();
     options.port = 0;
@@ -53,7 +53,11 @@ class ServerTest : public ::testing::Test {
     options.plane.heartbeat_timeout = heartbeat_timeout;
     options.plane.initial_queues = {{"default", model::kUnlimited / 2, model::kUnlimited, 1.0}};
     options.plane.max_ended_jobs = max_ended_jobs_;
-    auto server = Server::Start(options);
+    return options;
+  }
+  void Restart(std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(60)) {
+    server_.reset();
+    auto server = Server::Start(Options(heartbeat_timeout));
     ASSERT_TRUE(server.ok()) << server.status().message();
     server_ = std::move(*server);
     client_ = std::make_unique<net::HttpClient>(net::Endpoint{"127.0.0.1", server_->port()});
@@ -279,6 +283,82 @@ TEST_F(ServerTest, AcceptedJobsAndRunsSurviveARestart) {
   // New ids continue after the old ones.
   const int next = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: n}\nspec: {tasks: [{name: m, command: [a]}]}\n", 201, "application/yaml")["jobs"][0]["id"];
   EXPECT_EQ(next, waiting + 1);
+}
+
+// A damaged record never crashes the server nor is misread: the start stops
+// naming it, --check-store lists every one, and --quarantine-damaged sets
+// them aside and starts with the rest.
+TEST_F(ServerTest, ADamagedRecordStopsTheStartByNameOrIsSetAside) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
+  const int gang = Call("POST", "/v1/jobs", kJob, 201, "application/yaml")["jobs"][0]["id"];
+  AwaitJob(gang, "starting");
+  const std::string small = "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: small}\nspec: {tasks: [{name: m, command: [a], resources: {gpus: 1}}]}\n";
+  const int typo = Call("POST", "/v1/jobs", small, 201, "application/yaml")["jobs"][0]["id"];
+  const int kept = Call("POST", "/v1/jobs", small, 201, "application/yaml")["jobs"][0]["id"];
+  server_.reset();
+  {
+    // As the issue damaged it: the gang's key becomes "abc", one job's "gpus" a string.
+    auto db = store::SqliteStore::Open((dir_ / "state.db").string());
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    std::map<std::string, std::string> jobs;
+    const Result<std::vector<store::Entry>> listed = (*db)->List(store::Collection::kJobs);
+    ASSERT_TRUE(listed.ok());
+    for (const store::Entry& e : *listed) jobs[e.key] = e.value;
+    json bad = json::parse(jobs.at(store::NumericKey(typo)));
+    bad["gpus"] = "x";
+    ASSERT_TRUE((*db)->Apply({store::Mutation::Delete(store::Collection::kJobs, store::NumericKey(gang)),
+                              store::Mutation::Put(store::Collection::kJobs, "abc", jobs.at(store::NumericKey(gang))),
+                              store::Mutation::Put(store::Collection::kJobs, store::NumericKey(typo), bad.dump())})
+                    .ok());
+  }
+  const auto refused = Server::Start(Options());
+  ASSERT_FALSE(refused.ok());
+  // The first in key order: job ids sort before "abc".
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("holds a damaged record: jobs/" + store::NumericKey(typo) + ": gpus: expected a number, got \"x\""));
+
+  const Result<StoreCheck> check = Server::CheckStore(Options());
+  ASSERT_TRUE(check.ok()) << check.status().message();
+  EXPECT_THAT(check->damaged, ::testing::UnorderedElementsAre(
+                                  HasSubstr("jobs/abc: key: not a job id"),
+                                  "jobs/" + store::NumericKey(typo) + ": gpus: expected a number, got \"x\"",
+                                  "job-specs/" + store::NumericKey(typo) + ": its job record is damaged"));
+  EXPECT_GT(check->records, 6u);
+  EXPECT_FALSE(Server::Start(Options()).ok()) << "a check changes nothing";
+
+  ServerOptions quarantine = Options();
+  quarantine.plane.quarantine_damaged = true;
+  auto started = Server::Start(quarantine);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  server_ = std::move(*started);
+  client_ = std::make_unique<net::HttpClient>(net::Endpoint{"127.0.0.1", server_->port()});
+  const json listed = Call("GET", "/v1/jobs");
+  ASSERT_EQ(listed["jobs"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["jobs"][0]["id"], kept);
+  // The damaged ids stay taken, and the quarantine is reported as events.
+  const int next = Call("POST", "/v1/jobs", small, 201, "application/yaml")["jobs"][0]["id"];
+  EXPECT_GT(next, kept);
+  int quarantined = 0;
+  const json events = Call("GET", "/v1/events?since=0");
+  for (const json& e : events["events"]) quarantined += e["type"] == "RecordQuarantined" ? 1 : 0;
+  EXPECT_EQ(quarantined, 3);
+  server_.reset();
+  {
+    auto db = store::SqliteStore::Open((dir_ / "state.db").string());
+    ASSERT_TRUE(db.ok());
+    std::map<std::string, json> aside;
+    const Result<std::vector<store::Entry>> entries = (*db)->List(store::Collection::kQuarantine);
+    ASSERT_TRUE(entries.ok());
+    for (const store::Entry& e : *entries) aside[e.key] = json::parse(e.value);
+    ASSERT_EQ(aside.size(), 3u);
+    EXPECT_EQ(aside.at("jobs/abc")["collection"], "jobs");
+    EXPECT_THAT(aside.at("jobs/abc")["reason"].get<std::string>(), HasSubstr("key: not a job id"));
+    EXPECT_EQ(json::parse(aside.at("jobs/" + store::NumericKey(typo))["value"].get<std::string>())["gpus"], "x");
+  }
+  // Set aside, the damage no longer stops a plain start.
+  Restart();
+  EXPECT_EQ(Call("GET", "/v1/jobs")["jobs"].size(), 2u);
 }
 
 // Retention: past --max-ended-jobs the oldest ended jobs are forgotten, in

@@ -38,6 +38,7 @@ std::string_view ToString(Collection collection) {
     case Collection::kTokens: return "tokens";
     case Collection::kAudit: return "audit";
     case Collection::kUsage: return "usage";
+    case Collection::kQuarantine: return "quarantine";
   }
   return "?";
 }

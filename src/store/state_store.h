@@ -17,7 +17,9 @@
 
 namespace tessera::store {
 
-enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta, kTokens, kAudit, kUsage };
+// kQuarantine holds records that recovery found damaged and set aside
+// (`tessera server --quarantine-damaged`), keyed "collection/key".
+enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta, kTokens, kAudit, kUsage, kQuarantine };
 std::string_view ToString(Collection collection);
 
 struct Mutation {

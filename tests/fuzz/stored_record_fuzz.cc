@@ -1,0 +1,34 @@
+// libFuzzer: every decoder of a record the server reads back from its store
+// at recovery (controlplane/record_codecs.h, events, tokens). The first byte
+// picks the key's shape, the rest is the value: a decoder must refuse what it
+// cannot read with a Status, never throw, crash or misread.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "api/json_reader.h"
+#include "auth/token.h"
+#include "controlplane/event_log.h"
+#include "controlplane/record_codecs.h"
+#include "store/state_store.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace tessera;
+  if (size == 0) return 0;
+  const std::string_view value(reinterpret_cast<const char*>(data + 1), size - 1);
+  // Well-formed keys most of the time, so that the value's decoding is reached.
+  const std::string key = data[0] % 4 == 0 ? std::string(value.substr(0, data[0] % 32)) : store::NumericKey(data[0] % 8);
+  (void)controlplane::DecodeJobKey(key);
+  (void)controlplane::DecodeJob(key, value);
+  (void)controlplane::DecodeNode(key, value);
+  (void)controlplane::DecodeQueue(key, value);
+  (void)controlplane::DecodeUsage(key, value);
+  (void)controlplane::DecodeNextJobId(value);
+  Result<nlohmann::json> j = api::ParseJsonBody(value);
+  if (j.ok()) {
+    (void)controlplane::EventFromJson(*j);
+    (void)auth::TokenFromJson(*j);
+  }
+  return 0;
+}
