@@ -29,6 +29,20 @@ class IdMap {
   static constexpr std::size_t kPageBits = 10;
   static constexpr std::size_t kPageSize = std::size_t{1} << kPageBits;
 
+  IdMap() = default;
+  IdMap(IdMap&&) noexcept = default;
+  IdMap& operator=(IdMap&&) noexcept = default;
+  // A copy owns copies of the pages (the server copies its scheduler state).
+  IdMap(const IdMap& other)
+      : values_(other.values_), ids_(other.ids_), page_live_(other.page_live_), end_(other.end_), dense_(other.dense_) {
+    pages_.reserve(other.pages_.size());
+    for (const auto& page : other.pages_) pages_.push_back(page ? std::make_unique<Page>(*page) : nullptr);
+  }
+  IdMap& operator=(const IdMap& other) {
+    if (this != &other) *this = IdMap(other);
+    return *this;
+  }
+
   T& at(Id id) { return values_[SlotOf(id)]; }
   const T& at(Id id) const { return values_[SlotOf(id)]; }
   bool contains(Id id) const { return id.valid() && FindSlot(id) != kNone; }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "auth/certificates.h"
+#include "bench/server_process.h"
 #include "bench/virtual_agents.h"
 #include "net/http_client.h"
 
@@ -28,88 +29,11 @@ namespace asio = boost::asio;
 using nlohmann::json;
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-struct ServerProcess {
-  pid_t pid = -1;
-  std::string url;
-  std::string log;
-};
-
-Result<ServerProcess> StartServer(const ControlPlaneBenchOptions& options, const std::string& dir) {
-  ServerProcess server;
-  server.log = dir + "/server.log";
-  const std::string binary = options.tessera.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : options.tessera;
-  const std::string threads = std::to_string(options.server_threads);
-  const std::string data = dir + "/data";
-  std::vector<std::string> args = {binary, "server", "--listen", "127.0.0.1:0", "--data-dir", data, "--threads", threads, "--heartbeat-timeout", "120"};
-  if (options.max_ended_jobs > 0) args.insert(args.end(), {"--max-ended-jobs", std::to_string(options.max_ended_jobs)});
-  if (options.tls) {
-    const std::string pki = dir + "/pki";
-    args.insert(args.end(), {"--tls-cert", pki + "/server.crt", "--tls-key", pki + "/server.key", "--client-ca", pki + "/ca.crt"});
-  } else {
-    args.push_back("--plain-http");
-  }
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  server.pid = fork();
-  if (server.pid == 0) {
-    const int fd = ::open(server.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
-  for (int i = 0; i < 200; ++i) {
-    std::ifstream in(server.log);
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string s = text.str();
-    const std::size_t at = s.find("listening on http");
-    if (at != std::string::npos) {
-      const std::size_t end = s.find(',', at);
-      server.url = s.substr(at + 13, end - at - 13);
-      return server;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(server.pid, SIGKILL);
-  return Internal("the server did not start; see " + server.log);
-}
-
 // A virtual agent's client context: the run's CA and a certificate naming its node.
 Result<net::TlsContext> NodeTls(const std::string& pki, const std::string& node) {
   const std::string base = pki + "/nodes/" + node;
   TESSERA_RETURN_IF_ERROR(auth::IssueCertificate(pki, {node, {}}, base + ".crt", base + ".key"));
   return net::MakeClientTls({auth::CaFilesIn(pki).cert, base + ".crt", base + ".key"});
-}
-
-double PeakRssMb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return 0;
-}
-
-double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string stat = text.str();
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 1; i <= 13 && rest >> field; ++i) {
-    if (i >= 12) ticks += std::stod(field);
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))];
 }
 
 }  // namespace
@@ -142,7 +66,15 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
     result.error = user_tls.status().message();
     return result;
   }
-  Result<ServerProcess> server = StartServer(options, dir);
+  std::vector<std::string> args = {"--threads", std::to_string(options.server_threads), "--heartbeat-timeout", "120"};
+  if (options.max_ended_jobs > 0) args.insert(args.end(), {"--max-ended-jobs", std::to_string(options.max_ended_jobs)});
+  if (options.tls) {
+    const std::string pki_dir = dir + "/pki";
+    args.insert(args.end(), {"--tls-cert", pki_dir + "/server.crt", "--tls-key", pki_dir + "/server.key", "--client-ca", pki_dir + "/ca.crt"});
+  } else {
+    args.push_back("--plain-http");
+  }
+  Result<ServerProcess> server = StartServerProcess(options.tessera, dir, args);
   if (!server.ok()) {
     result.error = server.status().message();
     return result;
@@ -228,8 +160,7 @@ ControlPlaneBenchResult RunControlPlaneBench(const ControlPlaneBenchOptions& opt
   }
   result.server_peak_rss_mb = PeakRssMb(server->pid);
   result.server_cpu_s = CpuSeconds(server->pid);
-  kill(server->pid, SIGTERM);
-  waitpid(server->pid, nullptr, 0);
+  StopServerProcess(*server);
   if (result.error.empty()) std::filesystem::remove_all(dir);
   return result;
 }

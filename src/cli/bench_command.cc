@@ -2,6 +2,7 @@
 // (bench/sched_bench.h says what is measured).
 #include <cstdio>
 
+#include "bench/api_bench.h"
 #include "bench/control_plane_bench.h"
 #include "bench/sched_bench.h"
 #include "bench/virtual_cluster.h"
@@ -45,6 +46,21 @@ void AddBenchCommand(CLI::App& app) {
   control->add_flag("--json", *json, "print one JSON object");
   control->callback([cp, json] {
     const bench::ControlPlaneBenchResult result = bench::RunControlPlaneBench(*cp);
+    std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
+    if (!result.error.empty()) throw CLI::RuntimeError(kExitFailure);
+  });
+
+  auto api = std::make_shared<bench::ApiBenchOptions>();
+  auto* api_cmd = bench->add_subcommand("api", "API latency (get, list, submit) of a real server while cycles over a large backlog run back to back");
+  api_cmd->add_option("--gpus", api->gpus, "GPUs, on virtual nodes that a job each holds whole")->capture_default_str();
+  api_cmd->add_option("--gpus-per-node", api->gpus_per_node)->capture_default_str();
+  api_cmd->add_option("--pending", api->pending, "One-GPU jobs waiting behind the full cluster")->capture_default_str();
+  api_cmd->add_option("--seconds", api->seconds, "The measurement window")->capture_default_str();
+  api_cmd->add_option("--server-threads", api->server_threads, "The server's HTTP threads")->capture_default_str();
+  api_cmd->add_option("--tessera", api->tessera, "The binary to run as the server (default: this one), to compare two builds");
+  api_cmd->add_flag("--json", *json, "print one JSON object");
+  api_cmd->callback([api, json] {
+    const bench::ApiBenchResult result = bench::RunApiBench(*api);
     std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
     if (!result.error.empty()) throw CLI::RuntimeError(kExitFailure);
   });

@@ -121,7 +121,7 @@ void ControlPlane::EnsureState() {
       if (!g.healthy || node.unhealthy_gpus.contains(g.index)) next->cluster().SetGpuHealthy(next->cluster().node(id).gpu(g.index), false);
     }
   }
-  state_ = std::move(next);
+  state_.Replace(std::move(next));
   rebuild_needed_ = false;
 }
 

@@ -2,7 +2,9 @@
 // events, the scheduling cycle on the real clock, and recovery from the store.
 //
 // Concurrency: one mutex guards everything here; HTTP handlers, the
-// scheduling thread and the housekeeping thread each hold it briefly. Writes
+// scheduling thread and the housekeeping thread each hold it briefly. A cycle
+// holds it only to begin and to end: it runs on the scheduler state's copy
+// (state_mirror.h), so reads and submissions never wait for one. Writes
 // go to the store through a CommitQueue; an operation answers its caller only
 // from the commit's callback, so an accepted job is on disk before the API
 // says so.
@@ -31,6 +33,7 @@
 #include <deque>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "api/agent_protocol.h"
@@ -44,6 +47,7 @@
 #include "controlplane/record_codecs.h"
 #include "controlplane/records.h"
 #include "controlplane/server_metrics.h"
+#include "controlplane/state_mirror.h"
 #include "net/http_types.h"
 #include "sched/scheduler.h"
 #include "store/commit_queue.h"
@@ -261,7 +265,17 @@ class ControlPlane {
   void ApplyGpuHealth(NodeRecord& node, const api::StatusReport& report);
 
   void SchedulingLoop();
-  void RunCycle();
+  // A job's changed reason to wait, from a cycle.
+  struct WaitChange {
+    model::JobId job;
+    std::string message;
+    std::string reason;
+  };
+  // Runs a cycle on the state's copy, without mu_ (scheduling thread only);
+  // fills `decisions` and returns the waits that changed.
+  std::vector<WaitChange> RunCycle(StateMirror::CatchUp catch_up, CycleDecisions& decisions);
+  // Under mu_: the cycle's decisions into the live state and the records.
+  void ApplyCycle(const CycleDecisions& decisions, const std::vector<WaitChange>& waits, std::chrono::steady_clock::time_point start);
   void HousekeepingLoop();
   void ExpireWaiters(std::chrono::steady_clock::time_point now);
   void AnswerEventWaiters();
@@ -275,7 +289,9 @@ class ControlPlane {
   sched::Scheduler scheduler_;
 
   mutable std::mutex mu_;
-  std::unique_ptr<sched::SchedulerState> state_;
+  // The scheduler's state: read through ->, changed through its methods; the
+  // cycle runs on its copy (state_mirror.h).
+  StateMirror state_;
   bool rebuild_needed_ = true;
   IdMap<model::JobId, JobRecord> records_;  // the same jobs as the JobTable
   std::deque<model::JobId> ended_;          // ended jobs, in the order they ended
@@ -305,6 +321,8 @@ class ControlPlane {
   std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
   ClusterHistory history_{options_.history_interval};
 
+  // The scheduling thread's own: each waiting job's last explanation.
+  std::unordered_map<std::int32_t, std::string> explained_;
   std::condition_variable wake_scheduler_;
   std::condition_variable wake_housekeeping_;
   bool cycle_requested_ = false;

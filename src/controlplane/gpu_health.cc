@@ -19,14 +19,14 @@ void ControlPlane::ApplyGpuHealth(NodeRecord& node, const api::StatusReport& rep
     if (o.index >= 0 && static_cast<std::size_t>(o.index) < node.inventory.gpus.size()) out[o.index] = o.reason;
   }
   if (out == node.unhealthy_gpus) return;
-  model::Cluster& cluster = state_->cluster();
+  const model::Cluster& cluster = state_->cluster();
   const model::NodeId id = *cluster.FindNode(name);
   std::set<model::JobId> requeue;
   std::map<model::JobId, std::string> why;
   for (const auto& [index, reason] : out) {
     if (node.unhealthy_gpus.contains(index)) continue;
     const model::GpuId gpu = cluster.node(id).gpu(index);
-    cluster.SetGpuHealthy(gpu, false);
+    state_.SetGpuHealthy(gpu, false);
     Emit("GpuUnhealthy", -1, name, "GPU " + std::to_string(index) + " out of service: " + reason);
     for (const model::JobId job : state_->JobsOnNode(id)) {
       for (const model::TaskPlacement& task : state_->job(job).placements) {
@@ -38,7 +38,7 @@ void ControlPlane::ApplyGpuHealth(NodeRecord& node, const api::StatusReport& rep
   for (const auto& [index, reason] : node.unhealthy_gpus) {
     if (out.contains(index)) continue;
     const bool inventory_healthy = node.inventory.gpus[static_cast<std::size_t>(index)].healthy;
-    if (inventory_healthy) cluster.SetGpuHealthy(cluster.node(id).gpu(index), true);
+    if (inventory_healthy) state_.SetGpuHealthy(cluster.node(id).gpu(index), true);
     Emit("GpuHealthy", -1, name, "GPU " + std::to_string(index) +
                                      " back in service (the agent no longer reports it out: its health check passed, or the agent restarted)");
   }

@@ -97,7 +97,7 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
     }
     const std::string queue = QueuePath(job.queue);
     job.user = user;
-    const model::JobId id = state_->Submit(std::move(job), NowSeconds());
+    const model::JobId id = state_.Submit(std::move(job), NowSeconds());
     JobRecord record;
     record.user = user;
     record.submit_dir = submit_dir;
@@ -237,7 +237,7 @@ void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
 void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::string& message) {
   JobRecord& record = records_.at(id);
   Detach(id);
-  state_->Finish(id, end);
+  state_.Finish(id, end);
   record.end_ms = NowMs();
   record.end_commit = commits_submitted_ + 1;  // the next Commit carries the writes gathered now
   ended_.push_back(id);
@@ -256,12 +256,12 @@ void ControlPlane::RetireRun(JobRecord& record) {
 }
 
 void ControlPlane::FailRun(model::JobId id, const std::string& message) {
-  model::Job& job = state_->job(id);
+  const model::Job& job = state_->job(id);
   if (job.restarts >= job.max_restarts) return EndRun(id, model::JobState::kFailed, message);
   Detach(id);
   // The core counts whole seconds and the loop compares floored ones, so the
   // requeue time is rounded up: a 2 s backoff then waits 2-3 s, never 1-2.
-  state_->Requeue(id, (NowMs() + 999) / 1000);
+  state_.Requeue(id, (NowMs() + 999) / 1000);
   JobRecord& record = records_.at(id);
   RetireRun(record);
   record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
@@ -284,7 +284,7 @@ void ControlPlane::DeclareHung(model::JobId id, const std::string& why) {
 
 void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   Detach(id);
-  state_->Unbind(id, NowSeconds());
+  state_.Unbind(id, NowSeconds());
   JobRecord& record = records_.at(id);
   RetireRun(record);
   record.message = message;

@@ -150,7 +150,7 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
   node.last_heartbeat_ms = now;
   if (was_lost) {
     Emit("NodeReady", -1, name, "agent is back");
-    if (!rebuild_needed_ && !node.cordoned) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), true);
+    if (!rebuild_needed_ && !node.cordoned) state_.SetSchedulable(*state_->cluster().FindNode(name), true);
   }
   PersistNode(node);
   // A node that joined with a join token gets its own credential, for every later call.
@@ -406,7 +406,7 @@ void ControlPlane::SetCordon(const net::HttpRequest& request, bool cordoned, Rep
   NodeRecord& node = it->second;
   if (node.cordoned != cordoned) {
     node.cordoned = cordoned;
-    if (node.state == NodeState::kReady) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), !cordoned);
+    if (node.state == NodeState::kReady) state_.SetSchedulable(*state_->cluster().FindNode(name), !cordoned);
     Emit(cordoned ? "NodeCordoned" : "NodeUncordoned", -1, name, cordoned ? "no new work will be placed here" : "open for new work");
     PersistNode(node);
   }
@@ -425,7 +425,7 @@ void ControlPlane::DrainNode(const net::HttpRequest& request, Reply reply) {
   NodeRecord& node = it->second;
   if (!node.cordoned) {
     node.cordoned = true;
-    if (node.state == NodeState::kReady) state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), false);
+    if (node.state == NodeState::kReady) state_.SetSchedulable(*state_->cluster().FindNode(name), false);
     Emit("NodeCordoned", -1, name, "no new work will be placed here");
     PersistNode(node);
   }
@@ -441,7 +441,7 @@ void ControlPlane::DrainNode(const net::HttpRequest& request, Reply reply) {
 void ControlPlane::MarkLost(NodeRecord& node) {
   const std::string& name = node.inventory.name;
   node.state = NodeState::kLost;
-  state_->cluster().SetSchedulable(*state_->cluster().FindNode(name), false);
+  state_.SetSchedulable(*state_->cluster().FindNode(name), false);
   const std::vector<model::JobId> running = state_->JobsOnNode(*state_->cluster().FindNode(name));
   Emit("NodeLost", -1, name, "no heartbeat for " + std::to_string(options_.heartbeat_timeout.count() / 1000.0).substr(0, 4) +
                                  " s; " + std::to_string(running.size()) + " runs requeued");

@@ -226,7 +226,7 @@ Status ControlPlane::LoadJobs(DamagedRecords& damaged, std::int64_t next_id) {
       TESSERA_RETURN_IF_ERROR(damaged_pair(restored, InvalidArgument("its job record is damaged")));
     }
   }
-  state_->jobs().SkipIds(model::JobId(static_cast<std::int32_t>(next_id)));
+  state_.SkipIds(model::JobId(static_cast<std::int32_t>(next_id)));
   records_.SkipTo(model::JobId(static_cast<std::int32_t>(next_id)));
   // Ended jobs, oldest end first: the order retention forgets them in.
   std::vector<model::JobId> ended;
@@ -290,7 +290,7 @@ Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::str
   } else {
     record.tasks.clear();
   }
-  const model::JobId restored = state_->Restore(std::move(job));
+  const model::JobId restored = state_.Restore(std::move(job));
   const JobRecord& added = records_.Add(restored, std::move(record));
   if (added.dispatched) {
     for (const TaskRecord& t : added.tasks) node_jobs_[t.node].insert(restored.value());

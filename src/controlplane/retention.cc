@@ -78,7 +78,7 @@ void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
   }
   writes_.push_back(store::Mutation::Put(store::Collection::kMeta, kNextJobIdKey, std::to_string(records_.end().value())));
   records_.Erase(forget);
-  state_->Forget(forget);
+  state_.Forget(forget);
   metrics_->forgotten.Increment(static_cast<double>(forget.size()));
   // The logs go once the deletion is durable: a crash before it brings the
   // jobs back, and they keep their logs.

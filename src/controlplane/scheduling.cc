@@ -5,22 +5,9 @@
 
 namespace tessera::controlplane {
 
-namespace {
-
-// Records a cycle's decisions; the control plane applies them to its records
-// once the cycle is over.
-class CollectingBinder final : public sched::Binder {
- public:
-  void Bind(const model::Job& job) override { bound.push_back(job.id); }
-  void Evict(const model::Job& victim, const model::Job& preemptor, sched::EvictReason reason) override {
-    evicted.push_back({victim.id, preemptor.id, reason});
-  }
-  std::vector<model::JobId> bound;
-  std::vector<sched::Eviction> evicted;
-};
-
-}  // namespace
-
+// A cycle holds mu_ only to begin (take the changes since the last one) and
+// to end (apply its decisions); in between, on the state's copy, the API
+// goes on: reads, submissions (they enter the next cycle), cancels.
 void ControlPlane::SchedulingLoop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
@@ -31,24 +18,59 @@ void ControlPlane::SchedulingLoop() {
     std::this_thread::sleep_for(options_.cycle_interval);
     lock.lock();
     cycle_requested_ = false;
-    RunCycle();
+    EnsureState();
+    const auto start = std::chrono::steady_clock::now();
+    StateMirror::CatchUp catch_up = state_.BeginCycle();
+    CycleDecisions decisions;
+    decisions.now = NowSeconds();
+    lock.unlock();
+    const std::vector<WaitChange> waits = RunCycle(std::move(catch_up), decisions);
+    lock.lock();
+    ApplyCycle(decisions, waits, start);
   }
 }
 
-void ControlPlane::RunCycle() {
-  EnsureState();
-  const auto start = std::chrono::steady_clock::now();
-  CollectingBinder binder;
-  const sched::CycleResult result = scheduler_.RunCycle(*state_, NowSeconds(), binder);
-  const std::int64_t now = NowMs();
-
+std::vector<ControlPlane::WaitChange> ControlPlane::RunCycle(StateMirror::CatchUp catch_up, CycleDecisions& decisions) {
+  sched::SchedulerState& copy = state_.CatchUpCopy(std::move(catch_up));
+  DecisionRecorder binder(decisions);
+  const sched::CycleResult result = scheduler_.RunCycle(copy, decisions.now, binder);
+  // Why each job still waits, sent on only where it changed: with 100,000
+  // jobs waiting for capacity, nearly none does from one cycle to the next.
+  std::vector<WaitChange> changed;
+  std::unordered_map<std::int32_t, std::string> explained;
+  explained.reserve(explained_.size());
   for (const sched::Outcome& outcome : result.outcomes) {
     if (outcome.verdict == sched::Verdict::kPlaced) continue;
-    records_.at(outcome.job).message = sched::Explain(outcome, *state_);
-    records_.at(outcome.job).wait_reason = sched::ToString(outcome.reason);
+    std::string message = sched::Explain(outcome, copy);
+    const auto before = explained_.find(outcome.job.value());
+    if (before == explained_.end() || before->second != message) {
+      changed.push_back({outcome.job, message, std::string(sched::ToString(outcome.reason))});
+    }
+    explained.emplace(outcome.job.value(), std::move(message));
+  }
+  explained_.swap(explained);
+  return changed;
+}
+
+void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector<WaitChange>& waits,
+                              std::chrono::steady_clock::time_point start) {
+  if (!state_.EndCycle(decisions)) {
+    // Something the decisions depend on changed while the cycle ran: the
+    // next cycle decides again, on a fresh copy.
+    explained_.clear();
+    metrics_->cycles_discarded.Increment();
+    RequestCycle();
+    return;
+  }
+  const std::int64_t now = NowMs();
+  for (const WaitChange& w : waits) {
+    JobRecord* record = FindRecord(w.job.value());
+    if (record == nullptr || state_->job(w.job).state != model::JobState::kPending) continue;
+    record->message = w.message;
+    record->wait_reason = w.reason;
   }
   // Evictions precede the binds that depend on them (binder.h).
-  for (const sched::Eviction& e : binder.evicted) {
+  for (const sched::Eviction& e : decisions.evicted) {
     JobRecord& record = records_.at(e.victim);
     const std::string why = std::string(e.reason == sched::EvictReason::kPreempt ? "preempted" : "reclaimed") +
                             " by job " + std::to_string(e.preemptor.value());
@@ -60,9 +82,9 @@ void ControlPlane::RunCycle() {
     PersistJob(e.victim);
   }
   std::vector<std::pair<model::JobId, std::int32_t>> runs;
-  for (const model::JobId id : binder.bound) {
+  for (const auto& [id, placements] : decisions.bound) {
     const model::Job& job = state_->job(id);
-    if (job.state != model::JobState::kRunning) continue;  // bound, then evicted in the same cycle
+    explained_.erase(id.value());  // a later wait is news
     JobRecord& record = records_.at(id);
     ++record.attempt;
     record.scheduled_ms = now;

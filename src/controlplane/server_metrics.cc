@@ -18,6 +18,8 @@ prometheus::Histogram& Histogram(prometheus::Registry& r, const char* name, cons
 
 ServerMetrics::ServerMetrics()
     : cycles(Counter(registry, "tessera_scheduler_cycles_total", "Scheduling cycles run.")),
+      cycles_discarded(Counter(registry, "tessera_scheduler_cycles_discarded_total",
+                               "Cycles whose decisions were dropped because a job or node they named changed while they ran.")),
       cycle_duration(Histogram(registry, "tessera_scheduler_cycle_duration_seconds", "Time one scheduling cycle took.",
                                {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5})),
       placements(Counter(registry, "tessera_scheduler_placements_total", "Runs placed (gangs started).")),

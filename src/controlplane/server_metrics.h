@@ -16,6 +16,7 @@ struct ServerMetrics {
 
   prometheus::Registry registry;
   prometheus::Counter& cycles;
+  prometheus::Counter& cycles_discarded;        // decisions dropped: the state changed under them
   prometheus::Histogram& cycle_duration;        // seconds
   prometheus::Counter& placements;              // runs started (gangs placed)
   prometheus::Counter& preemptions;             // runs evicted by priority

@@ -119,6 +119,10 @@ void QueueTree::Decay(Seconds elapsed, Seconds half_life) {
   }
 }
 
+void QueueTree::CopyUsageAverages(const QueueTree& from) {
+  for (std::size_t i = 0; i < queues_.size() && i < from.queues_.size(); ++i) queues_[i].usage_average = from.queues_[i].usage_average;
+}
+
 QueueId QueueTree::CommonAncestor(QueueId a, QueueId b) const {
   while (queues_[a.index()].depth > queues_[b.index()].depth) a = queues_[a.index()].parent;
   while (queues_[b.index()].depth > queues_[a.index()].depth) b = queues_[b.index()].parent;

@@ -86,6 +86,9 @@ class QueueTree {
   // Folds the current allocation into the decayed average: after `half_life`
   // seconds an old allocation weighs half as much.
   void Decay(Seconds elapsed, Seconds half_life);
+  // Takes the decayed averages of a tree built from the same specs (the
+  // server keeps a copy of its state for the scheduling cycle, which decays).
+  void CopyUsageAverages(const QueueTree& from);
 
   // The lowest common ancestor of two queues.
   QueueId CommonAncestor(QueueId a, QueueId b) const;

@@ -24,6 +24,15 @@ class SchedulerState {
   SchedulerState(model::Cluster cluster, model::QueueTree queues)
       : cluster_(std::move(cluster)), queues_(std::move(queues)) {}
 
+  // A copy for another owner (the server's scheduling thread works on one):
+  // the same cluster, queues and jobs, with a release count of its own, so
+  // that a plan made on one state never passes for one made on the other.
+  SchedulerState Fork() const {
+    SchedulerState copy(*this);
+    copy.releases_ = NewReleaseBase();
+    return copy;
+  }
+
   model::Cluster& cluster() { return cluster_; }
   const model::Cluster& cluster() const { return cluster_; }
   model::QueueTree& queues() { return queues_; }
