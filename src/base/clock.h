@@ -6,6 +6,8 @@
 // checkpoints and fair-share decay, and keep arithmetic exact.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 
@@ -32,6 +34,33 @@ class ManualClock final : public Clock {
 
  private:
   Time now_;
+};
+
+// Wall time in milliseconds since the Unix epoch: the control plane's clock
+// (its records, events and timeouts carry such times). The server reads the
+// system's; its tests hold a manual one and advance it instead of sleeping.
+class WallClock {
+ public:
+  virtual ~WallClock() = default;
+  virtual std::int64_t NowMs() const = 0;
+};
+
+class SystemWallClock final : public WallClock {
+ public:
+  std::int64_t NowMs() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
+};
+
+// Read by the server's threads while a test advances it: atomic.
+class ManualWallClock final : public WallClock {
+ public:
+  explicit ManualWallClock(std::int64_t start_ms) : now_ms_(start_ms) {}
+  std::int64_t NowMs() const override { return now_ms_.load(); }
+  void Advance(std::chrono::milliseconds d) { now_ms_ += d.count(); }
+
+ private:
+  std::atomic<std::int64_t> now_ms_;
 };
 
 }  // namespace tessera

@@ -25,9 +25,7 @@ ControlPlane::~ControlPlane() {
   commits_.reset();  // drains pending writes; their callbacks take mu_
 }
 
-std::int64_t ControlPlane::NowMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+std::int64_t ControlPlane::NowMs() const { return options_.clock->NowMs(); }
 
 void ControlPlane::Start() {
   scheduling_thread_ = std::thread([this] { SchedulingLoop(); });

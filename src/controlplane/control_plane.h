@@ -40,6 +40,7 @@
 #include "auth/rate_limiter.h"
 #include "auth/roles.h"
 #include "auth/token.h"
+#include "base/clock.h"
 #include "base/id_map.h"
 #include "controlplane/cluster_history.h"
 #include "controlplane/event_log.h"
@@ -82,6 +83,8 @@ struct ControlPlaneOptions {
   IdlePolicy idle;                                      // idle-GPU accounting and its policy
   std::chrono::milliseconds history_interval{10'000};   // one utilization sample per interval (GET /v1/cluster/history)
   AccessOptions access;
+  // The time every record, event and timeout is read in; the system's unless a test gives its own.
+  std::shared_ptr<const WallClock> clock = std::make_shared<SystemWallClock>();
   // Recovery sets damaged records aside (the store's quarantine collection)
   // instead of refusing to start (--quarantine-damaged).
   bool quarantine_damaged = false;

@@ -53,6 +53,7 @@ class ServerTest : public ::testing::Test {
     options.plane.heartbeat_timeout = heartbeat_timeout;
     options.plane.initial_queues = {{"default", model::kUnlimited / 2, model::kUnlimited, 1.0}};
     options.plane.max_ended_jobs = max_ended_jobs_;
+    options.plane.clock = clock_;
     return options;
   }
   void Restart(std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(60)) {
@@ -82,6 +83,17 @@ class ServerTest : public ::testing::Test {
     return job;
   }
 
+  // Waits until two more cycles have ended, so that one began after this
+  // call: what it decided about the state as it is now is in the answers.
+  void AwaitCycles() {
+    const std::int64_t before = Call("GET", "/v1/cluster")["cycles"];
+    for (int i = 0; i < 500; ++i) {
+      if (Call("GET", "/v1/cluster")["cycles"].get<std::int64_t>() >= before + 2) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "no scheduling cycle ran";
+  }
+
   // A placed run reaches its agents once its binding is durable: a moment
   // after the job shows as starting.
   json AwaitAssignments(const std::string& node, std::size_t tasks) {
@@ -97,6 +109,8 @@ class ServerTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::size_t max_ended_jobs_ = 100'000;
+  // The server's time, advanced by the tests (from the real time, so that stored times look like times).
+  std::shared_ptr<ManualWallClock> clock_ = std::make_shared<ManualWallClock>(SystemWallClock().NowMs());
   std::unique_ptr<Server> server_;
   std::unique_ptr<net::HttpClient> client_;
 };
@@ -208,7 +222,7 @@ TEST_F(ServerTest, LongPollAnswersWhenTheNodeGetsWork) {
 
 TEST_F(ServerTest, JobsSubmittedBeforeAnyNodeWaitThenRun) {
   const int id = Call("POST", "/v1/jobs", kJob, 201, "application/yaml")["jobs"][0]["id"];
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  AwaitCycles();
   EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(id))["state"], "pending");
   Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
   Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
@@ -384,7 +398,7 @@ TEST_F(ServerTest, EndedJobsAreForgottenOldestFirstAndTheirUsageAndIdsRemain) {
     Call("POST", "/v1/nodes/n1/status", r.dump());
   };
   report("running");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  clock_->Advance(std::chrono::seconds(30));
   report("running");
   report("exited");
   const double gpu_seconds = AwaitJob(ran, "succeeded")["gpuSeconds"];
@@ -437,7 +451,6 @@ TEST_F(ServerTest, EndedJobsAreForgottenOldestFirstAndTheirUsageAndIdsRemain) {
 }
 
 TEST_F(ServerTest, ALostNodeRequeuesTheWholeGang) {
-  Restart(std::chrono::milliseconds(800));
   Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
   Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
   Call("POST", "/v1/nodes/n3/register", Inventory("n3", 4).dump());
@@ -445,12 +458,15 @@ TEST_F(ServerTest, ALostNodeRequeuesTheWholeGang) {
   json job = AwaitJob(id, "starting");
   std::set<std::string> first;
   for (const json& t : job["tasks"]) first.insert(t["node"]);
-  // Keep every node but one alive; the silent one is lost after the timeout.
+  // Keep every node but one alive; the silent one is lost after the
+  // timeout (60 s): 40 s pass, the others report, 30 s more pass.
   const std::string silent = *first.begin();
   std::set<std::string> alive = {"n1", "n2", "n3"};
   alive.erase(silent);
+  clock_->Advance(std::chrono::seconds(40));
+  for (const std::string& n : alive) Call("POST", "/v1/nodes/" + n + "/status", "{\"tasks\": []}");
+  clock_->Advance(std::chrono::seconds(30));
   for (int i = 0; i < 100; ++i) {
-    for (const std::string& n : alive) Call("POST", "/v1/nodes/" + n + "/status", "{\"tasks\": []}");
     job = Call("GET", "/v1/jobs/" + std::to_string(id));
     if (job["attempt"] == 2 && job["state"] == "starting") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -604,14 +620,19 @@ TEST_F(ServerTest, ARestartBackoffSurvivesAServerRestart) {
   json job = AwaitJob(id, "pending");
   ASSERT_TRUE(job.contains("restartAfter")) << job.dump();
   const std::int64_t after = job["restartAfter"];
-  EXPECT_GT(after, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count() + 3500'000);
+  EXPECT_GT(after, clock_->NowMs() + 3500'000);
   Restart();
   Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // cycles run; the backoff holds the job
+  AwaitCycles();
   job = Call("GET", "/v1/jobs/" + std::to_string(id));
   EXPECT_EQ(job["state"], "pending");
   EXPECT_EQ(job["restartAfter"], after);
   EXPECT_THAT(job["message"].get<std::string>(), HasSubstr("restart backoff"));
+  // Once the hour has passed, it runs again (on n1, which its agent,
+  // silent for that hour, registers again).
+  clock_->Advance(std::chrono::hours(1) + std::chrono::seconds(2));
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  EXPECT_EQ(AwaitJob(id, "starting")["attempt"], 2);
 }
 
 }  // namespace
