@@ -10,11 +10,12 @@
 #include <set>
 #include <utility>
 
-#include "node/gpu/nvml_api.h"
+#include "vgpu/nvml_api.h"
 
 namespace tessera::node {
 namespace {
 
+namespace nvml = vgpu::nvml;
 using nvml::NVML_SUCCESS;
 using nvml::nvmlDevice_t;
 using nvml::nvmlReturn_t;

@@ -5,12 +5,10 @@
 #include <algorithm>
 #include <map>
 
-#include "node/gpu/nvml_api.h"
+#include "vgpu/nvml_api.h"
 #include "vgpu/shim/driver_symbols.h"
 
 namespace tessera::vgpu {
-
-namespace nvml = node::nvml;
 
 struct UtilizationProbe::Api {
   nvml::nvmlReturn_t (*init)() = nullptr;

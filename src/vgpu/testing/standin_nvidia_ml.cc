@@ -9,11 +9,11 @@
 #include <chrono>
 #include <cstdint>
 
-#include "node/gpu/nvml_api.h"
+#include "vgpu/nvml_api.h"
 
 #define STANDIN_EXPORT extern "C" __attribute__((visibility("default")))
 
-using namespace tessera::node::nvml;  // NOLINT(google-build-using-namespace)
+using namespace tessera::vgpu::nvml;  // NOLINT(google-build-using-namespace)
 
 namespace {
 std::int64_t NowNs() {

@@ -1,6 +1,10 @@
-// The part of NVML's C API the agent uses, declared by us so that building
-// Tessera needs no CUDA toolkit and no driver: nvml_provider.cc finds these
-// functions with dlsym in libnvidia-ml.so.1 at run time.
+// The part of NVML's C API Tessera uses, declared by us so that building
+// Tessera needs no CUDA toolkit and no driver: the agent's GPU discovery
+// (node/gpu/nvml_provider.cc) and the vGPU shim's compute pacing
+// (vgpu/shim/utilization_probe.cc) find these functions with dlsym in
+// libnvidia-ml.so.1 at run time. It lives here, beside cuda_driver_api.h,
+// because vgpu is the lowest module on the node side: node may include vgpu,
+// never the other way (docs/architecture.md, "Layers").
 //
 // Names, values and struct layouts follow NVIDIA's nvml.h (the NVML API
 // reference) exactly, and keep NVML's spelling so that each can be looked up
@@ -13,7 +17,7 @@
 // nvmlDeviceGetPciInfo fills an older, smaller one).
 #pragma once
 
-namespace tessera::node::nvml {
+namespace tessera::vgpu::nvml {
 
 // NOLINTBEGIN(readability-identifier-naming): NVML's names, on purpose.
 
@@ -132,4 +136,4 @@ struct NvmlApi {
 
 // NOLINTEND(readability-identifier-naming)
 
-}  // namespace tessera::node::nvml
+}  // namespace tessera::vgpu::nvml
