@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "auth/rate_limiter.h"
 #include "auth/roles.h"
 #include "auth/token.h"
@@ -22,6 +24,29 @@ TEST(Tokens, OnlyTheSecretMatchesAndTheRecordKeepsNoSecret) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_TRUE(SecretMatches(*back, parsed->secret));
   EXPECT_NE(GenerateToken("alice", Role::kUser).text, t.text) << "random";
+}
+
+// What TokenFromJson says of `stored` with `key` set to `value`.
+std::string ProblemWith(nlohmann::json stored, const std::string& key, const nlohmann::json& value) {
+  stored[key] = value;
+  const Result<TokenRecord> record = TokenFromJson(stored);
+  return record.ok() ? "read" : record.status().message();
+}
+
+TEST(Tokens, StoredRecordsAreReadStrictly) {
+  const nlohmann::json stored = ToJson(GenerateToken("alice", Role::kUser).record, true);
+  EXPECT_EQ(ProblemWith(stored, "expiresTime", 1700000000000), "read");
+  EXPECT_EQ(ProblemWith(stored, "owner", "bob"), "owner: unknown field");
+  EXPECT_EQ(ProblemWith(stored, "user", 7), "user: expected a string");
+  EXPECT_EQ(ProblemWith(stored, "role", "root"), "role: 'root' is not a role");
+  for (const nlohmann::json& time : {nlohmann::json(-1), nlohmann::json(1.5), nlohmann::json(1ULL << 63)}) {
+    EXPECT_EQ(ProblemWith(stored, "revokedTime", time), "revokedTime: expected milliseconds, an integer of at least 0")
+        << time;
+  }
+  nlohmann::json without_hash = stored;
+  without_hash.erase("hash");
+  EXPECT_EQ(TokenFromJson(without_hash).status().message(), "hash: required field is missing");
+  EXPECT_FALSE(TokenFromJson(nlohmann::json::array()).ok());
 }
 
 TEST(Tokens, MalformedTextsAreNotTokens) {
