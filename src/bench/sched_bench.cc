@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "base/random.h"
+#include "model/cluster_shape.h"
 #include "sched/registry.h"
 #include "sched/scheduler.h"
 #include "simkit/synthetic_workload.h"
-#include "spec/cluster_yaml.h"
 
 namespace tessera::bench {
 namespace {
@@ -61,12 +61,12 @@ model::QueueTree BenchQueues(std::int64_t gpu_milli, std::vector<model::QueueId>
 class Bench {
  public:
   explicit Bench(const SchedBenchOptions& options) : options_(options) {
-    spec::ClusterShape shape;
+    model::ClusterShape shape;
     shape.nodes = static_cast<std::int32_t>(options.gpus / options.gpus_per_node);
     shape.gpus_per_node = options.gpus_per_node;
     shape.nodes_per_leaf = options.nodes_per_leaf;
     shape.leaves_per_spine = options.leaves_per_spine;
-    nodes_ = spec::GenerateNodes(shape);
+    nodes_ = model::GenerateNodes(shape);
   }
 
   sched::SchedulerState FreshState() {

@@ -1,8 +1,8 @@
 // Small builders shared by the scheduling core's unit tests: a uniform cluster
-// (N nodes x G GPUs, P nodes per leaf, optional NVLink domains and rack-wide
-// NVLink groups), a one-group job, a SchedulerState over the default queue,
-// and a way to put a job into the running state at a chosen time. Header-only
-// and test-only: nothing outside *_test.cc includes it.
+// (N nodes x G GPUs, P nodes per leaf; NVLink domains and rack-wide NVLink
+// groups through the model::ClusterShape), a one-group job, a SchedulerState
+// over the default queue, and a way to put a job into the running state at a
+// chosen time. Header-only and test-only: nothing outside *_test.cc includes it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 
 #include "base/quantity.h"
 #include "model/cluster.h"
+#include "model/cluster_shape.h"
 #include "model/job.h"
 #include "model/queue.h"
 #include "sched/plugins/topology_packing.h"
@@ -21,42 +22,26 @@
 
 namespace tessera::sched::fixtures {
 
-struct ClusterShape {
-  int nodes = 1;
-  int gpus_per_node = 8;
-  int nodes_per_leaf = 0;           // 0: every node under one leaf
-  std::string gpu_model = "H100";
-  std::int64_t gpu_memory = 80 * kGiB;
-  int nvlink_domains = 1;           // node-local NVLink domains per node
-  int nodes_per_nvlink_group = 0;   // >0: rack-wide NVLink groups "nvl<k>" of this many nodes
-  std::int64_t cpu_milli = 64'000;
-  std::int64_t memory = 512 * kGiB;
-};
+// The tests' cluster: n nodes x g GPUs of 64 CPUs and 512Gi, one NUMA socket,
+// every node under one leaf unless `nodes_per_leaf` says, and one spine.
+inline model::ClusterShape Shape(int nodes, int gpus_per_node, int nodes_per_leaf = 0) {
+  return model::ClusterShape{.nodes = nodes,
+                             .gpus_per_node = gpus_per_node,
+                             .cpu_milli = 64'000,
+                             .memory = 512 * kGiB,
+                             .nodes_per_leaf = nodes_per_leaf > 0 ? nodes_per_leaf : nodes,
+                             .leaves_per_spine = nodes,
+                             .numa_sockets = 1};
+}
 
-// Nodes are named n0, n1, ...; leaves leaf0, leaf1, ...; one spine.
-inline model::Cluster MakeCluster(const ClusterShape& shape) {
-  std::vector<model::NodeSpec> specs;
-  for (int i = 0; i < shape.nodes; ++i) {
-    model::NodeSpec spec;
-    spec.name = "n" + std::to_string(i);
-    spec.gpu_model = shape.gpu_model;
-    spec.gpus = shape.gpus_per_node;
-    spec.gpu_memory = shape.gpu_memory;
-    spec.cpu_milli = shape.cpu_milli;
-    spec.memory = shape.memory;
-    spec.nvlink_domains = shape.nvlink_domains;
-    spec.leaf = "leaf" + std::to_string(shape.nodes_per_leaf > 0 ? i / shape.nodes_per_leaf : 0);
-    spec.spine = "spine0";
-    if (shape.nodes_per_nvlink_group > 0) spec.nvlink_group = "nvl" + std::to_string(i / shape.nodes_per_nvlink_group);
-    specs.push_back(std::move(spec));
-  }
-  Result<model::Cluster> cluster = model::Cluster::Build(specs);
+inline model::Cluster MakeCluster(const model::ClusterShape& shape) {
+  Result<model::Cluster> cluster = model::Cluster::Build(model::GenerateNodes(shape));
   EXPECT_TRUE(cluster.ok()) << cluster.status().message();
   return std::move(cluster).value();
 }
 
 inline model::Cluster MakeCluster(int nodes, int gpus_per_node, int nodes_per_leaf = 0) {
-  return MakeCluster(ClusterShape{.nodes = nodes, .gpus_per_node = gpus_per_node, .nodes_per_leaf = nodes_per_leaf});
+  return MakeCluster(Shape(nodes, gpus_per_node, nodes_per_leaf));
 }
 
 // The queue QueueTree::Default creates ("default"; the root is 0).

@@ -88,7 +88,7 @@ Result<std::vector<model::NodeSpec>> LoadNodeSource(const std::string& source) {
   }
   auto shape = spec::ParseClusterShape(source);
   if (!shape.ok()) return shape.status();
-  return spec::GenerateNodes(*shape);
+  return model::GenerateNodes(*shape);
 }
 
 Result<model::Cluster> LoadClusterSource(const std::string& source) {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "base/quantity.h"
 #include "spec/yaml_util.h"
 
 namespace tessera::spec {
@@ -21,7 +22,7 @@ constexpr std::int32_t kMaxCount = 10'000'000;
 
 // An NVLink domain spanning nodes is a rack: it must not straddle two leaves.
 // Without an explicit leaf size, each domain is its own leaf.
-std::optional<std::string> SettleNvlinkDomains(ClusterShape& shape, bool nodes_per_leaf_given) {
+std::optional<std::string> SettleNvlinkDomains(model::ClusterShape& shape, bool nodes_per_leaf_given) {
   if (shape.nvlink_domain_nodes <= 0) return std::nullopt;
   if (!nodes_per_leaf_given) {
     shape.nodes_per_leaf = shape.nvlink_domain_nodes;
@@ -30,12 +31,6 @@ std::optional<std::string> SettleNvlinkDomains(ClusterShape& shape, bool nodes_p
            ") must be a multiple of nodes per NVLink domain (" + std::to_string(shape.nvlink_domain_nodes) + ")";
   }
   return std::nullopt;
-}
-
-// "node-00042": the prefix, then n zero-padded to at least `width` digits.
-std::string Numbered(std::string_view prefix, std::int32_t n, std::size_t width) {
-  const std::string digits = std::to_string(n);
-  return std::string(prefix) + std::string(width > digits.size() ? width - digits.size() : 0, '0') + digits;
 }
 
 // --- the shape text -------------------------------------------------------------
@@ -80,8 +75,8 @@ Status ShapeError(std::string_view text, const std::string& reason) {
 
 }  // namespace
 
-Result<ClusterShape> ParseClusterShape(std::string_view text) {
-  ClusterShape shape;
+Result<model::ClusterShape> ParseClusterShape(std::string_view text) {
+  model::ClusterShape shape;
   std::vector<std::string> clauses;
   for (std::size_t start = 0;;) {
     const std::size_t comma = text.find(',', start);
@@ -163,29 +158,6 @@ Result<ClusterShape> ParseClusterShape(std::string_view text) {
   return shape;
 }
 
-std::vector<model::NodeSpec> GenerateNodes(const ClusterShape& shape) {
-  std::vector<model::NodeSpec> nodes;
-  nodes.reserve(static_cast<std::size_t>(std::max(shape.nodes, 0)));
-  for (std::int32_t i = 0; i < shape.nodes; ++i) {
-    model::NodeSpec node;
-    node.name = Numbered("node-", i, 5);
-    node.gpu_model = shape.gpu_model;
-    node.gpus = shape.gpus_per_node;
-    node.gpu_memory = shape.gpu_memory;
-    node.cpu_milli = shape.cpu_milli;
-    node.memory = shape.memory;
-    node.numa_sockets = shape.numa_sockets;
-    node.nvlink_domains = 1;
-    node.sharing = shape.sharing;
-    const std::int32_t leaf = i / shape.nodes_per_leaf;
-    node.leaf = Numbered("leaf-", leaf, 3);
-    node.spine = Numbered("spine-", leaf / shape.leaves_per_spine, 2);
-    if (shape.nvlink_domain_nodes > 0) node.nvlink_group = Numbered("nvl-", i / shape.nvlink_domain_nodes, 4);
-    nodes.push_back(std::move(node));
-  }
-  return nodes;
-}
-
 namespace {
 
 // --- the YAML document ------------------------------------------------------------
@@ -215,13 +187,13 @@ Status ReadSharing(const YamlMap& map, model::GpuSharingSet* out) {
   return Status::Ok();
 }
 
-Result<ClusterShape> ParseGenerate(const YamlValue& value) {
+Result<model::ClusterShape> ParseGenerate(const YamlValue& value) {
   Result<YamlMap> gen = YamlMap::Read(value,
                                       {"nodes", "gpusPerNode", "gpuModel", "gpuMemory", "cpus", "memory",
                                        "nodesPerLeaf", "leavesPerSpine", "numaSockets", "nvlinkDomainNodes", "gpuSharing"},
                                       {"nodes"});
   if (!gen.ok()) return gen.status();
-  ClusterShape shape;
+  model::ClusterShape shape;
   TESSERA_RETURN_IF_ERROR(gen->ReadInt("nodes", &shape.nodes, 1, kMaxCount));
   TESSERA_RETURN_IF_ERROR(gen->ReadInt("gpusPerNode", &shape.gpus_per_node, 0, model::kMaxGpusPerNode));
   TESSERA_RETURN_IF_ERROR(gen->ReadString("gpuModel", &shape.gpu_model));
@@ -291,9 +263,9 @@ Result<std::vector<model::NodeSpec>> ParseCluster(std::string_view text, std::st
   };
 
   if (const std::optional<YamlValue> generate = spec->Find("generate")) {
-    Result<ClusterShape> shape = ParseGenerate(*generate);
+    Result<model::ClusterShape> shape = ParseGenerate(*generate);
     if (!shape.ok()) return shape.status();
-    for (model::NodeSpec& node : GenerateNodes(*shape)) {
+    for (model::NodeSpec& node : model::GenerateNodes(*shape)) {
       TESSERA_RETURN_IF_ERROR(record(node, *generate));
       nodes.push_back(std::move(node));
     }
@@ -336,12 +308,12 @@ Result<model::Cluster> LoadCluster(const std::string& file_or_shape) {
     if (!cluster.ok()) return Status(cluster.status().code(), file_or_shape + ": " + cluster.status().message());
     return cluster;
   }
-  Result<ClusterShape> shape = ParseClusterShape(file_or_shape);
+  Result<model::ClusterShape> shape = ParseClusterShape(file_or_shape);
   if (!shape.ok()) {
     if (LooksLikePath(file_or_shape)) return NotFound("cluster file '" + file_or_shape + "' does not exist");
     return shape.status();
   }
-  return model::Cluster::Build(GenerateNodes(*shape));
+  return model::Cluster::Build(model::GenerateNodes(*shape));
 }
 
 }  // namespace tessera::spec

@@ -17,22 +17,23 @@ using ::testing::HasSubstr;
 using model::TopologyLevel;
 
 model::Cluster BuildShape(const std::string& text) {
-  Result<ClusterShape> shape = ParseClusterShape(text);
+  Result<model::ClusterShape> shape = ParseClusterShape(text);
   EXPECT_TRUE(shape.ok()) << shape.status().message();
-  Result<model::Cluster> cluster = model::Cluster::Build(GenerateNodes(*shape));
+  Result<model::Cluster> cluster = model::Cluster::Build(model::GenerateNodes(*shape));
   EXPECT_TRUE(cluster.ok()) << cluster.status().message();
   return std::move(cluster).value();
 }
 
 TEST(ClusterShapeTest, LargeShapeHasTheRightLeavesAndSpines) {
-  const Result<ClusterShape> shape = ParseClusterShape("3125 nodes x 8 GPUs, 32 nodes per leaf, 16 leaves per spine");
+  const Result<model::ClusterShape> shape =
+      ParseClusterShape("3125 nodes x 8 GPUs, 32 nodes per leaf, 16 leaves per spine");
   ASSERT_TRUE(shape.ok()) << shape.status().message();
   EXPECT_EQ(shape->nodes, 3125);
   EXPECT_EQ(shape->gpus_per_node, 8);
   EXPECT_EQ(shape->nodes_per_leaf, 32);
   EXPECT_EQ(shape->leaves_per_spine, 16);
 
-  const std::vector<model::NodeSpec> nodes = GenerateNodes(*shape);
+  const std::vector<model::NodeSpec> nodes = model::GenerateNodes(*shape);
   ASSERT_EQ(nodes.size(), 3125u);
   EXPECT_EQ(nodes.front().name, "node-00000");
   EXPECT_EQ(nodes.back().name, "node-03124");
@@ -64,7 +65,7 @@ TEST(ClusterShapeTest, SmallShapeUsesDefaults) {
 }
 
 TEST(ClusterShapeTest, NvlinkRackShape) {
-  const Result<ClusterShape> shape =
+  const Result<model::ClusterShape> shape =
       ParseClusterShape("18 nodes x 4 GPUs, 18 nodes per NVLink domain, GPU model GB200, 192Gi per GPU");
   ASSERT_TRUE(shape.ok()) << shape.status().message();
   EXPECT_EQ(shape->nvlink_domain_nodes, 18);
@@ -93,7 +94,7 @@ TEST(ClusterShapeTest, SeveralNvlinkRacks) {
 }
 
 TEST(ClusterShapeTest, WordsAreCaseInsensitiveAndOtherClausesWork) {
-  const Result<ClusterShape> shape = ParseClusterShape(
+  const Result<model::ClusterShape> shape = ParseClusterShape(
       "4 NODES X 2 gpus, 2 Nodes Per Leaf, 1 leaf per spine, gpu model a100, 40Gi per gpu, 64 CPUs per node, "
       "512Gi memory per node, 1 NUMA socket");
   ASSERT_TRUE(shape.ok()) << shape.status().message();
@@ -106,14 +107,14 @@ TEST(ClusterShapeTest, WordsAreCaseInsensitiveAndOtherClausesWork) {
   EXPECT_EQ(shape->cpu_milli, 64'000);
   EXPECT_EQ(shape->memory, 512 * kGiB);
   EXPECT_EQ(shape->numa_sockets, 1);
-  const std::vector<model::NodeSpec> nodes = GenerateNodes(*shape);
+  const std::vector<model::NodeSpec> nodes = model::GenerateNodes(*shape);
   EXPECT_EQ(nodes[3].leaf, "leaf-001");
   EXPECT_EQ(nodes[3].spine, "spine-01");
 }
 
 TEST(ClusterShapeTest, RejectsWhatItCannotRead) {
   const auto error = [](const std::string& text) {
-    const Result<ClusterShape> shape = ParseClusterShape(text);
+    const Result<model::ClusterShape> shape = ParseClusterShape(text);
     EXPECT_FALSE(shape.ok()) << text;
     return shape.status().message();
   };

@@ -29,7 +29,7 @@ void Load(benchmark::State& state, const std::string& text, bool yaml) {
 }
 
 void LoadAndParse(benchmark::State& state, const std::string& text, bool yaml) {
-  const model::Cluster cluster = *model::Cluster::Build(GenerateNodes(*ParseClusterShape("64 nodes x 8 GPUs, 8 nodes per leaf")));
+  const model::Cluster cluster = *model::Cluster::Build(model::GenerateNodes(*ParseClusterShape("64 nodes x 8 GPUs, 8 nodes per leaf")));
   const model::QueueTree queues = *model::QueueTree::Build({{"default", 0, model::kUnlimited, 1.0}});
   for (auto _ : state) {
     Result<std::vector<YamlValue>> documents = LoadJobDocuments(text, "body", /*positions=*/yaml);

@@ -21,7 +21,7 @@ using model::TopologyLevel;
 
 // Two leaves of four 8 x H100 nodes, plus a leaf of two 4 x A100 (40Gi) nodes.
 model::Cluster TestCluster() {
-  std::vector<model::NodeSpec> nodes = GenerateNodes(*ParseClusterShape("8 nodes x 8 GPUs, 4 nodes per leaf"));
+  std::vector<model::NodeSpec> nodes = model::GenerateNodes(*ParseClusterShape("8 nodes x 8 GPUs, 4 nodes per leaf"));
   for (const char* name : {"a100-0", "a100-1"}) {
     model::NodeSpec node;
     node.name = name;

@@ -21,7 +21,7 @@ class JsonDocumentTest : public ::testing::Test {
     if (!documents.ok()) return documents.status();
     return ParseJobDocuments(*documents, "j.json", cluster_, queues_);
   }
-  model::Cluster cluster_ = *model::Cluster::Build(GenerateNodes(*ParseClusterShape("4 nodes x 8 GPUs, 2 nodes per leaf")));
+  model::Cluster cluster_ = *model::Cluster::Build(model::GenerateNodes(*ParseClusterShape("4 nodes x 8 GPUs, 2 nodes per leaf")));
   model::QueueTree queues_ = *model::QueueTree::Build({{"default", 8'000, 16'000, 1.0}, {"research", 8'000, model::kUnlimited, 2.0}});
 };
 

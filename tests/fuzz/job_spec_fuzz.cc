@@ -17,7 +17,7 @@ struct World {
 
 const World& TheWorld() {
   static const World world{
-      *tessera::model::Cluster::Build(tessera::spec::GenerateNodes(*tessera::spec::ParseClusterShape("4 nodes x 8 GPUs"))),
+      *tessera::model::Cluster::Build(tessera::model::GenerateNodes(*tessera::spec::ParseClusterShape("4 nodes x 8 GPUs"))),
       *tessera::model::QueueTree::Build(*tessera::spec::ParseQueueYaml(
           "apiVersion: tessera/v1\nkind: QueueTree\nspec:\n  queues:\n    - {name: research, guaranteed: 16}\n"
           "    - {name: research/nlp, guaranteed: 8}\n    - {name: prod, guaranteed: 16}\n",

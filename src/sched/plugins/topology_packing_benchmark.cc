@@ -4,26 +4,16 @@
 #include <benchmark/benchmark.h>
 
 #include "base/random.h"
+#include "model/cluster_shape.h"
 #include "sched/plugins/topology_packing.h"
 
 namespace tessera::sched {
 namespace {
 
 model::Cluster MakeCluster(double fill, std::uint64_t seed) {
-  std::vector<model::NodeSpec> nodes;
-  for (int i = 0; i < 3125; ++i) {
-    model::NodeSpec n;
-    n.name = "node-" + std::to_string(i);
-    n.gpu_model = "H100";
-    n.gpus = 8;
-    n.gpu_memory = 80LL << 30;
-    n.cpu_milli = 128000;
-    n.memory = 1LL << 40;
-    n.leaf = "leaf-" + std::to_string(i / 32);
-    n.spine = "spine-" + std::to_string(i / 512);
-    nodes.push_back(n);
-  }
-  model::Cluster cluster = std::move(model::Cluster::Build(nodes)).value();
+  // 8 H100s a node, 32 nodes a leaf, 16 leaves a spine (the shape's defaults); one NUMA socket.
+  const model::ClusterShape shape{.nodes = 3125, .numa_sockets = 1};
+  model::Cluster cluster = *model::Cluster::Build(model::GenerateNodes(shape));
   // Random single GPUs taken until `fill` of the cluster is allocated.
   Rng rng(seed);
   while (static_cast<double>(cluster.allocated().gpu_milli) < fill * static_cast<double>(cluster.capacity().gpu_milli)) {

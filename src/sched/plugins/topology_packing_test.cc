@@ -12,7 +12,6 @@
 namespace tessera::sched {
 namespace {
 
-using fixtures::ClusterShape;
 using fixtures::GpuFraction;
 using fixtures::JobShape;
 using fixtures::MakeCluster;
@@ -137,8 +136,15 @@ TEST_F(TopologyPackingTest, NoRoomMeansNoPlacement) {
   EXPECT_FALSE(Place(MakeJob({.gpu_milli = 3000}), cluster));  // 4 free in total, 2 per node
 }
 
+// One 8-GPU node in two node-local NVLink domains: GPUs 0-3 and 4-7.
+model::Cluster TwoNvlinkDomains() {
+  model::ClusterShape shape = fixtures::Shape(1, 8);
+  shape.nvlink_domains = 2;
+  return MakeCluster(shape);
+}
+
 TEST_F(TopologyPackingTest, FourGpuTaskStaysInsideOneNvlinkDomain) {
-  model::Cluster cluster = MakeCluster(ClusterShape{.nodes = 1, .gpus_per_node = 8, .nvlink_domains = 2});
+  model::Cluster cluster = TwoNvlinkDomains();
   // GPU 1 is taken: the lowest four free GPUs (0, 2, 3, 4) would span both domains.
   cluster.Allocate(WholeGpus(cluster, 0, {1}));
   ASSERT_TRUE(Place(MakeJob({.gpu_milli = 4000}), cluster));
@@ -148,7 +154,7 @@ TEST_F(TopologyPackingTest, FourGpuTaskStaysInsideOneNvlinkDomain) {
 }
 
 TEST_F(TopologyPackingTest, SmallTaskBestFitsTheFullerNvlinkDomain) {
-  model::Cluster cluster = MakeCluster(ClusterShape{.nodes = 1, .gpus_per_node = 8, .nvlink_domains = 2});
+  model::Cluster cluster = TwoNvlinkDomains();
   cluster.Allocate(WholeGpus(cluster, 0, {5}));  // domain 1 has 3 free, domain 0 has 4
   ASSERT_TRUE(Place(MakeJob({.gpu_milli = 2000}), cluster));
   EXPECT_EQ(NvlinksOf(cluster, out_),
@@ -450,7 +456,9 @@ TEST_F(TopologyPackingTest, WithinGroupRestrictsToThatDomain) {
 
 // Four 4-GPU nodes in two rack-wide NVLink groups: nvl0 = {n0, n1}, nvl1 = {n2, n3}.
 model::Cluster TwoNvlinkRacks() {
-  return MakeCluster(ClusterShape{.nodes = 4, .gpus_per_node = 4, .nodes_per_nvlink_group = 2});
+  model::ClusterShape shape = fixtures::Shape(4, 4);
+  shape.nvlink_domain_nodes = 2;
+  return MakeCluster(shape);
 }
 
 TEST_F(TopologyPackingTest, RequiredNvlinkGangStaysInOneRackWideGroup) {
