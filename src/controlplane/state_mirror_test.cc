@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "model/invariants.h"
 #include "sched/scheduler.h"
 #include "sched/test_fixtures.h"
@@ -112,6 +114,53 @@ TEST_F(StateMirrorTest, ARebuildDuringTheCycleDiscardsIt) {
   }));
   EXPECT_EQ(mirror_->cluster().allocated().gpu_milli, 0);
   ExpectSameState();
+}
+
+// Random changes before and during random cycles: whatever is applied or
+// discarded, the live state keeps its invariants and the copy, caught up,
+// is the live state.
+TEST_F(StateMirrorTest, AnyInterleavingOfChangesAndCyclesKeepsOneState) {
+  std::mt19937 rng(7);
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const auto some_job = [&](model::JobState state) {
+    std::vector<model::JobId> ids;
+    for (const model::Job& job : mirror_->jobs().all()) {
+      if (job.state == state) ids.push_back(job.id);
+    }
+    return ids.empty() ? model::JobId() : ids[static_cast<std::size_t>(pick(static_cast<int>(ids.size())))];
+  };
+  const std::int64_t sizes[] = {500, 1000, 2000, 4000};
+  const auto change = [&](Time now) {
+    switch (pick(5)) {
+      case 0:
+      case 1:
+        mirror_.Submit(MakeJob({.name = "j", .gpu_milli = sizes[pick(4)], .replicas = 1 + pick(2), .priority = pick(3)}), now);
+        break;
+      case 2:
+        if (const model::JobId id = some_job(pick(2) == 0 ? model::JobState::kPending : model::JobState::kRunning); id.valid()) {
+          mirror_.Finish(id, model::JobState::kCancelled);
+        }
+        break;
+      case 3:
+        if (const model::JobId id = some_job(model::JobState::kRunning); id.valid()) mirror_.Requeue(id, now);
+        break;
+      case 4:
+        mirror_.SetSchedulable(model::NodeId(pick(2)), pick(3) != 0);
+        break;
+    }
+  };
+  int applied = 0, discarded = 0;
+  for (Time now = 1; now <= 300; ++now) {
+    for (int i = pick(4); i > 0; --i) change(now);
+    const bool ok = Cycle(now, [&] {
+      for (int i = pick(3); i > 0; --i) change(now);
+    });
+    (ok ? applied : discarded) += 1;
+    ExpectSameState();
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(applied, 0);
+  EXPECT_GT(discarded, 0) << "the interleavings must include conflicts";
 }
 
 }  // namespace
