@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -86,14 +87,41 @@ struct PlaceOptions {
   std::int64_t max_gpu_milli = std::numeric_limits<std::int64_t>::max();  // quota headroom
 };
 
+// A placement's answer. Fits: the placement is in `out`. Not now: not on the
+// cluster as it stands (within the options' domain; the job waits for
+// capacity). Never: not on this cluster whatever ends or is freed, under any
+// options, with the plugin's own reason; the job then ends its wait as
+// "never" (outcome.h). The reason is built only on that rare path: a fits or
+// not-now answer is an enum and an empty string, with nothing on the heap.
+class PlaceVerdict {
+ public:
+  enum class Kind : std::uint8_t { kFits, kNotNow, kNever };
+
+  static PlaceVerdict Fits() { return PlaceVerdict(Kind::kFits, {}); }
+  static PlaceVerdict NotNow() { return PlaceVerdict(Kind::kNotNow, {}); }
+  static PlaceVerdict Never(std::string reason) { return PlaceVerdict(Kind::kNever, std::move(reason)); }
+
+  Kind kind() const { return kind_; }
+  bool fits() const { return kind_ == Kind::kFits; }
+  // Implicit, so that a caller that only asks "did it fit" (a benchmark, a
+  // test) reads the answer as the bool it used to be.
+  operator bool() const { return fits(); }  // NOLINT(google-explicit-constructor)
+  const std::string& never_reason() const { return never_reason_; }
+
+ private:
+  PlaceVerdict(Kind kind, std::string reason) : kind_(kind), never_reason_(std::move(reason)) {}
+  Kind kind_;
+  std::string never_reason_;
+};
+
 class Placement {
  public:
   virtual ~Placement() = default;
   // Finds a placement for every mandatory task of the gang (and as many of its
   // optional ones as fit) and writes it to `out`. Leaves `cluster` as it found
-  // it. False: the gang does not fit now.
-  virtual bool Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
-                     std::vector<model::TaskPlacement>& out) = 0;
+  // it.
+  virtual PlaceVerdict Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
+                             std::vector<model::TaskPlacement>& out) = 0;
 };
 
 class VictimCost {

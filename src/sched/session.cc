@@ -159,25 +159,31 @@ std::optional<JobId> Session::NextPending() {
   return std::nullopt;
 }
 
-bool Session::FindPlacement(JobId id, const PlaceOptions& options) {
-  const Job& job = state_.job(id);
+PlaceVerdict::Kind Session::FindPlacement(JobId id, const PlaceOptions& options) {
+  Job& job = state_.job(id);
   const std::uint64_t key = job.Shape() ^ (options.excluded_nodes ? 0x8000000000000000ULL : 0);
-  if (failed_shapes_.contains(key)) return false;
+  if (failed_shapes_.contains(key)) return PlaceVerdict::Kind::kNotNow;
   scratch_.clear();
   PlaceOptions within_quota = options;
   within_quota.max_gpu_milli = plugins_.admission->GpuHeadroom(job, state_.queues());
-  if (plugins_.placement->Place(job, state_.cluster(), within_quota, scratch_)) return true;
-  failed_shapes_.insert(key);
-  return false;
+  const PlaceVerdict verdict = plugins_.placement->Place(job, state_.cluster(), within_quota, scratch_);
+  switch (verdict.kind()) {
+    case PlaceVerdict::Kind::kFits: break;
+    case PlaceVerdict::Kind::kNotNow: failed_shapes_.insert(key); break;
+    // Kept in the job, like the feasibility check's answer: later cycles
+    // report it without asking again (state.h).
+    case PlaceVerdict::Kind::kNever: job.never_reason = verdict.never_reason(); break;
+  }
+  return verdict.kind();
 }
 
-bool Session::TryPlace(JobId id, const PlaceOptions& options) {
-  if (!FindPlacement(id, options)) return false;
-  Bind(id, std::move(scratch_));
-  return true;
+PlaceVerdict::Kind Session::TryPlace(JobId id, const PlaceOptions& options) {
+  const PlaceVerdict::Kind verdict = FindPlacement(id, options);
+  if (verdict == PlaceVerdict::Kind::kFits) Bind(id, std::move(scratch_));
+  return verdict;
 }
 
-bool Session::Fits(JobId id, const PlaceOptions& options) { return FindPlacement(id, options); }
+PlaceVerdict::Kind Session::Fits(JobId id, const PlaceOptions& options) { return FindPlacement(id, options); }
 
 void Session::Bind(JobId job, std::vector<model::TaskPlacement> placements) {
   statement_.Bind(job, std::move(placements));

@@ -48,10 +48,11 @@ class Session {
 
   // Places `job` if it fits (binding it through the statement). Remembers
   // shapes that did not fit so identical requests fail in O(1) until
-  // something is evicted.
-  bool TryPlace(model::JobId job, const PlaceOptions& options = {});
+  // something is evicted. Never: the placement plugin knows the job can never
+  // fit, and the job's never_reason now says why (the caller records it).
+  PlaceVerdict::Kind TryPlace(model::JobId job, const PlaceOptions& options = {});
   // Would `job` fit now? Like TryPlace, but binds nothing.
-  bool Fits(model::JobId job, const PlaceOptions& options = {});
+  PlaceVerdict::Kind Fits(model::JobId job, const PlaceOptions& options = {});
   // Evicts through the statement and records it; forgets failed shapes.
   void Evict(model::JobId victim, model::JobId preemptor, EvictReason reason);
   bool BoundThisCycle(model::JobId job) const { return !bound_.empty() && bound_.contains(job); }
@@ -83,8 +84,9 @@ class Session {
   struct Band {
     std::size_t begin, end;  // stream_ entries of one priority, grouped by queue
   };
-  // The placement for `job` in scratch_, or false (remembering the shape).
-  bool FindPlacement(model::JobId job, const PlaceOptions& options);
+  // The placement for `job` in scratch_, or why not (remembering the shape
+  // when not now, the reason in the job when never).
+  PlaceVerdict::Kind FindPlacement(model::JobId job, const PlaceOptions& options);
   void BuildStream();
   void EnterBand(const Band& band);  // fills cursor_ and remaining_ for the band
   bool Eligible(model::Job& job);  // dependencies and feasibility; records when not

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/actions/action.h"
 #include "sched/registry.h"
 #include "sched/test_fixtures.h"
 
@@ -104,7 +105,7 @@ TEST_F(SessionTest, SharesAreReevaluatedAfterEveryPlacement) {
   std::vector<std::string> order;
   while (const auto id = session.NextPending()) {
     order.push_back(state_.job(*id).name);
-    EXPECT_TRUE(session.TryPlace(*id));
+    EXPECT_EQ(session.TryPlace(*id), PlaceVerdict::Kind::kFits);
   }
   // Placing qa-1 raises qa's share, so qb goes next; then they are even again.
   EXPECT_THAT(order, ElementsAre("qa-1", "qb-1", "qa-2", "qb-2"));
@@ -206,11 +207,57 @@ TEST_F(SessionTest, NeverReasonSetLaterAlsoKeepsTheJobOut) {
   EXPECT_THAT(Drain(session), IsEmpty());
 }
 
+// Places as the configured plugin does, except one job it knows can never run.
+class NeverFor final : public Placement {
+ public:
+  NeverFor(std::string name, std::unique_ptr<Placement> others) : name_(std::move(name)), others_(std::move(others)) {}
+  PlaceVerdict Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
+                     std::vector<model::TaskPlacement>& out) override {
+    ++asked_;
+    if (job.name == name_) return PlaceVerdict::Never("no rack of this cluster is wired for '" + name_ + "'");
+    return others_->Place(job, cluster, options, out);
+  }
+  int asked_ = 0;
+
+ private:
+  std::string name_;
+  std::unique_ptr<Placement> others_;
+};
+
+TEST_F(SessionTest, APlacementsNeverReachesTheOutcomeAndHoldsNothingBack) {
+  const JobId doomed = Submit("doomed", qa_, 10, 0);  // first in line
+  const JobId next = Submit("next", qa_, 0, 1);
+  auto never = std::make_unique<NeverFor>("doomed", std::move(plugins_.placement));
+  NeverFor& placement = *never;
+  plugins_.placement = std::move(never);
+  auto allocate = MakeAllocateAction();
+  {
+    Session session(state_, plugins_, config_, 100);
+    allocate->Run(session);
+    const Outcome* outcome = OutcomeOf(session, doomed);
+    ASSERT_NE(outcome, nullptr);
+    EXPECT_EQ(outcome->verdict, Verdict::kNever);
+    EXPECT_EQ(outcome->reason, WaitReason::kInfeasible);
+    EXPECT_EQ(Explain(*outcome, state_), "never: no rack of this cluster is wired for 'doomed'");
+    // allocate went on past it: nothing is held back for a job that can never run.
+    EXPECT_EQ(state_.job(next).state, model::JobState::kRunning);
+    EXPECT_FALSE(session.head().has_value());
+  }
+  // Later cycles report it, like any infeasible job, without asking the placement again.
+  const int asked = placement.asked_;
+  Session later(state_, plugins_, config_, 200);
+  allocate->Run(later);
+  const Outcome* outcome = OutcomeOf(later, doomed);
+  ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->verdict, Verdict::kNever);
+  EXPECT_EQ(placement.asked_, asked + 1);  // only "next", placed again after the rollback
+}
+
 TEST_F(SessionTest, UncommittedPlacementsAreRolledBackWithTheSession) {
   const JobId id = Submit("qa-1", qa_, 0, 0);
   {
     Session session(state_, plugins_, config_, 100);
-    ASSERT_TRUE(session.TryPlace(id));
+    ASSERT_EQ(session.TryPlace(id), PlaceVerdict::Kind::kFits);
     EXPECT_EQ(state_.job(id).state, model::JobState::kRunning);
   }
   EXPECT_EQ(state_.job(id).state, model::JobState::kPending);

@@ -117,7 +117,7 @@ inline model::JobId StartJob(SchedulerState& state, model::Job job, Time start) 
   const model::JobId id = state.Submit(std::move(job), start);
   std::vector<model::TaskPlacement> placements;
   TopologyPacking packing(8);
-  if (!packing.Place(state.job(id), state.cluster(), PlaceOptions{}, placements)) {
+  if (!packing.Place(state.job(id), state.cluster(), PlaceOptions{}, placements).fits()) {
     ADD_FAILURE() << "job " << state.job(id).name << " does not fit";
     return model::JobId();
   }

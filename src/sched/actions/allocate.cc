@@ -14,9 +14,15 @@ class Allocate final : public Action {
     const bool reserve = session.plugins().reservation != nullptr;
     while (const auto id = session.NextPending()) {
       if (!AdmitOrRecord(session, *id)) continue;
-      if (session.TryPlace(*id)) {
-        session.Record(*id, Verdict::kPlaced, WaitReason::kNone);
-        continue;
+      switch (session.TryPlace(*id)) {
+        case PlaceVerdict::Kind::kFits:
+          session.Record(*id, Verdict::kPlaced, WaitReason::kNone);
+          continue;
+        case PlaceVerdict::Kind::kNever:  // holds nothing back: nobody reserves for a job that can never run
+          session.Record(*id, Verdict::kNever, WaitReason::kInfeasible);
+          continue;
+        case PlaceVerdict::Kind::kNotNow:
+          break;
       }
       session.Record(*id, Verdict::kNotNow, WaitReason::kCapacity);
       if (reserve) {

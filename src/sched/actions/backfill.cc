@@ -23,10 +23,13 @@ class Backfill final : public Action {
       // Without a reservation (the head cannot be placed even when every
       // estimate has run out) nothing can be delayed, so place freely.
       const bool ends_in_time = !reservation || session.now() + session.Walltime(job) <= reservation->start;
-      if (session.TryPlace(*id, ends_in_time ? PlaceOptions{} : around)) {
+      const PlaceVerdict::Kind placed = session.TryPlace(*id, ends_in_time ? PlaceOptions{} : around);
+      if (placed == PlaceVerdict::Kind::kFits) {
         session.Record(*id, Verdict::kPlaced, WaitReason::kNone);
         session.result().outcomes.back().backfilled = true;
-      } else if (!ends_in_time && session.Fits(*id)) {
+      } else if (placed == PlaceVerdict::Kind::kNever) {
+        session.Record(*id, Verdict::kNever, WaitReason::kInfeasible);
+      } else if (!ends_in_time && session.Fits(*id) == PlaceVerdict::Kind::kFits) {
         session.Record(*id, Verdict::kNotNow, WaitReason::kReservation, reservation->job.value());
       } else {
         session.Record(*id, Verdict::kNotNow, WaitReason::kCapacity);

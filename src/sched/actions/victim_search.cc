@@ -59,7 +59,7 @@ bool Search::PlaceWithinQuota(const PlaceOptions& domain) {
   PlaceOptions options = domain;
   options.max_gpu_milli = s_.plugins().admission->GpuHeadroom(job_, s_.state().queues());
   placement_.clear();
-  return s_.plugins().placement->Place(job_, s_.state().cluster(), options, placement_);
+  return s_.plugins().placement->Place(job_, s_.state().cluster(), options, placement_).fits();
 }
 
 std::int64_t Search::FreeGpus(const PlaceOptions& domain) const {

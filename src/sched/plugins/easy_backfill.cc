@@ -83,7 +83,7 @@ std::optional<Reservation> EasyBackfill::Compute(Session& session, model::JobId 
     if (free.gpu_milli < need) continue;
     if (++tries > kExactTries && !ends.empty() && !std::has_single_bit(released)) continue;
     placement.clear();
-    if (session.plugins().placement->Place(gang, state.cluster(), PlaceOptions{}, placement)) {
+    if (session.plugins().placement->Place(gang, state.cluster(), PlaceOptions{}, placement).fits()) {
       reservation = Reservation{head, end, std::vector<std::uint8_t>(state.cluster().nodes().size(), 0)};
       for (const model::TaskPlacement& task : placement) reservation->nodes[task.node.index()] = 1;
       placement_ = placement;

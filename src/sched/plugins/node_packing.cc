@@ -5,6 +5,8 @@
 #include <bit>
 #include <limits>
 
+#include "sched/plugins/unknown_gpu_model.h"
+
 namespace tessera::sched {
 namespace {
 
@@ -71,11 +73,12 @@ bool NodePacking::Usable(const Node& node, const TaskRequest& r, const Cluster& 
   return cluster.GroupOf(node.id, options.within_level) == options.within_group;
 }
 
-bool NodePacking::Place(const model::Job& job, Cluster& cluster, const PlaceOptions& options,
-                        std::vector<model::TaskPlacement>& out) {
+PlaceVerdict NodePacking::Place(const model::Job& job, Cluster& cluster, const PlaceOptions& options,
+                                std::vector<model::TaskPlacement>& out) {
   if (job.topology.required && job.topology.level != model::TopologyLevel::kCluster) {
     return constrained_->Place(job, cluster, options, out);
   }
+  if (auto never = NeverForUnknownGpuModel(job, cluster)) return *std::move(never);
   const std::size_t mark = out.size();
   std::int64_t held = 0;
   // Places one task; false when nothing fits.
@@ -109,7 +112,7 @@ bool NodePacking::Place(const model::Job& job, Cluster& cluster, const PlaceOpti
   }
   for (std::size_t i = out.size(); i > mark; --i) cluster.Release(out[i - 1]);
   if (!placed) out.resize(mark);
-  return placed;
+  return placed ? PlaceVerdict::Fits() : PlaceVerdict::NotNow();
 }
 
 NodePacking::Choice RandomPlacement::Choose(const TaskRequest& r, const Cluster& cluster, const PlaceOptions& options) {

@@ -32,8 +32,8 @@ namespace tessera::sched {
 class NodePacking : public Placement {
  public:
   explicit NodePacking(std::unique_ptr<Placement> for_constrained_gangs) : constrained_(std::move(for_constrained_gangs)) {}
-  bool Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
-             std::vector<model::TaskPlacement>& out) final;
+  PlaceVerdict Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
+                     std::vector<model::TaskPlacement>& out) final;
 
  protected:
   struct Choice {

@@ -2,6 +2,7 @@
 // constraint, and that a seed makes random placement reproducible.
 #include "sched/plugins/node_packing.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -63,6 +64,18 @@ TEST(RandomPlacementTest, SpreadsReproduciblyAndOnlyWhereItFits) {
   RandomPlacement random(3, Fallback());
   std::vector<model::TaskPlacement> out;
   EXPECT_FALSE(random.Place(job, cluster, {}, out));
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(NodePackingTest, AGpuModelNoNodeHasIsNever) {
+  model::Cluster cluster = MakeCluster(2, 8);
+  model::Job job = MakeJob({.gpu_milli = 1000});
+  job.groups[0].request.gpu_model = "B200";
+  RandomPlacement random(1, Fallback());
+  std::vector<model::TaskPlacement> out;
+  const PlaceVerdict verdict = random.Place(job, cluster, {}, out);
+  EXPECT_EQ(verdict.kind(), PlaceVerdict::Kind::kNever);
+  EXPECT_THAT(verdict.never_reason(), ::testing::HasSubstr("no node has GPU model 'B200'"));
   EXPECT_TRUE(out.empty());
 }
 

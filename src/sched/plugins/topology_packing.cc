@@ -4,6 +4,8 @@
 #include <bit>
 #include <limits>
 
+#include "sched/plugins/unknown_gpu_model.h"
+
 namespace tessera::sched {
 namespace {
 
@@ -431,9 +433,10 @@ bool Attempt::Run() {
 
 }  // namespace
 
-bool TopologyPacking::Place(const Job& job, Cluster& cluster, const PlaceOptions& options,
-                            std::vector<TaskPlacement>& out) {
-  return Attempt(job, cluster, options, out, max_domain_tries_).Run();
+PlaceVerdict TopologyPacking::Place(const Job& job, Cluster& cluster, const PlaceOptions& options,
+                                    std::vector<TaskPlacement>& out) {
+  if (auto never = NeverForUnknownGpuModel(job, cluster)) return *std::move(never);
+  return Attempt(job, cluster, options, out, max_domain_tries_).Run() ? PlaceVerdict::Fits() : PlaceVerdict::NotNow();
 }
 
 }  // namespace tessera::sched

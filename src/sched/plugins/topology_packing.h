@@ -42,8 +42,8 @@ namespace tessera::sched {
 class TopologyPacking final : public Placement {
  public:
   explicit TopologyPacking(int max_domain_tries) : max_domain_tries_(max_domain_tries) {}
-  bool Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
-             std::vector<model::TaskPlacement>& out) override;
+  PlaceVerdict Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options,
+                     std::vector<model::TaskPlacement>& out) override;
 
  private:
   int max_domain_tries_;

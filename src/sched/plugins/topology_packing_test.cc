@@ -19,6 +19,7 @@ using fixtures::MakeJob;
 using fixtures::WholeGpus;
 using model::TopologyLevel;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 std::set<std::int32_t> NodesOf(const std::vector<model::TaskPlacement>& out) {
@@ -337,6 +338,17 @@ TEST_F(TopologyPackingTest, RankingSkipsLeavesWithoutTheRequestedModel) {
   gang.groups[0].request.models = *cluster.ResolveModels("H100");
   ASSERT_TRUE(Place(gang, cluster));
   for (const model::TaskPlacement& t : out_) EXPECT_EQ(cluster.node(t.node).model, cluster.FindModel("H100"));
+}
+
+TEST_F(TopologyPackingTest, AGpuModelNoNodeHasIsNeverNotAnyModel) {
+  model::Cluster cluster = MakeCluster(2, 8);
+  model::Job job = MakeJob({.gpu_milli = 1000});
+  job.groups[0].request.gpu_model = "B200";  // resolves to no model: 0, which Accepts reads as any
+  std::vector<model::TaskPlacement> out;
+  const PlaceVerdict verdict = packing_.Place(job, cluster, {}, out);
+  EXPECT_EQ(verdict.kind(), PlaceVerdict::Kind::kNever);
+  EXPECT_THAT(verdict.never_reason(), HasSubstr("no node has GPU model 'B200'"));
+  EXPECT_THAT(out, IsEmpty());
 }
 
 TEST_F(TopologyPackingTest, AcceptsAnyOfSeveralGpuModels) {
