@@ -37,26 +37,49 @@ bool EventFilter::Matches(const Event& event) const {
   return true;
 }
 
+void EventLog::Add(Event event) {
+  if (event.job >= 0) by_job_[event.job].push_back(event.revision);
+  events_.push_back(std::move(event));
+  if (events_.size() <= capacity_) return;
+  const Event& oldest = events_.front();
+  if (oldest.job >= 0) {
+    // The oldest event in the window is its job's oldest too.
+    auto it = by_job_.find(oldest.job);
+    it->second.pop_front();
+    if (it->second.empty()) by_job_.erase(it);
+  }
+  events_.pop_front();
+}
+
 const Event& EventLog::Append(Event event) {
   event.revision = ++last_revision_;
-  events_.push_back(std::move(event));
-  if (events_.size() > capacity_) events_.pop_front();
+  Add(std::move(event));
   return events_.back();
 }
 
 void EventLog::Restore(Event event) {
   last_revision_ = std::max(last_revision_, event.revision);
-  events_.push_back(std::move(event));
-  if (events_.size() > capacity_) events_.pop_front();
+  Add(std::move(event));
 }
 
 std::vector<Event> EventLog::Since(std::int64_t revision, const EventFilter& filter, std::size_t limit) const {
+  // Revisions ascend through the window (with gaps where recovery set a damaged event aside).
+  const auto at = [this](std::int64_t r) {
+    return std::lower_bound(events_.begin(), events_.end(), r, [](const Event& e, std::int64_t v) { return e.revision < v; });
+  };
   std::vector<Event> out;
-  // Revisions are dense within the window: jump to the first one after `revision`.
-  const std::int64_t first = first_revision();
-  std::size_t start = revision < first ? 0 : static_cast<std::size_t>(revision - first + 1);
-  for (std::size_t i = start; i < events_.size() && out.size() < limit; ++i) {
-    if (filter.Matches(events_[i])) out.push_back(events_[i]);
+  if (revision >= last_revision_) return out;
+  if (filter.job >= 0) {
+    const auto it = by_job_.find(filter.job);
+    if (it == by_job_.end()) return out;
+    for (auto r = std::upper_bound(it->second.begin(), it->second.end(), revision); r != it->second.end() && out.size() < limit; ++r) {
+      const Event& event = *at(*r);
+      if (filter.Matches(event)) out.push_back(event);
+    }
+    return out;
+  }
+  for (auto e = at(revision + 1); e != events_.end() && out.size() < limit; ++e) {
+    if (filter.Matches(*e)) out.push_back(*e);
   }
   return out;
 }

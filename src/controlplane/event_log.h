@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -51,9 +52,13 @@ class EventLog {
   std::int64_t first_revision() const { return events_.empty() ? last_revision_ + 1 : events_.front().revision; }
 
  private:
+  void Add(Event event);  // appends and keeps the window and the index
   std::size_t capacity_;
   std::deque<Event> events_;
   std::int64_t last_revision_ = 0;
+  // The revisions of each job's events in the window, oldest first: a job's
+  // events (GET /v1/jobs/ID, describe) without a walk of the whole window.
+  std::unordered_map<std::int64_t, std::deque<std::int64_t>> by_job_;
 };
 
 }  // namespace tessera::controlplane
