@@ -139,7 +139,7 @@ void RunEvents(const SimArgs& args, simkit::Workload workload) {
   }
   simkit::SimOptions options;
   options.scheduler = OrFail(simkit::PolicyConfig(args.policy));
-  if (!args.las_thresholds.empty()) options.scheduler.las_thresholds = args.las_thresholds;
+  if (!args.las_thresholds.empty()) options.scheduler.plugin_args.las.thresholds = args.las_thresholds;
   options.cycle_interval = args.cycle_interval;
   options.sample_interval = 300;
   options.failures = args.failure_model;

@@ -7,16 +7,18 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "sched/plugins/job_order.h"
+#include "sched/plugins/node_packing.h"
 
 namespace tessera::sched {
 
-// One kind of task in the workload a cluster expects, with its share of the
-// arrivals: what fragmentation-aware placement (fgd) packs for.
-struct TaskClass {
-  std::int64_t gpu_milli = 0;  // per task: a fraction, or whole GPUs x 1000
-  std::int64_t cpu_milli = 0;
-  std::int64_t memory = 0;
-  double weight = 1.0;
+// The arguments of the plugins that take any, each declared beside its
+// plugin and read from YAML in its own file (spec/plugin_args/); a plugin
+// the config does not choose ignores its arguments.
+struct PluginArgs {
+  LasArgs las;
+  RandomArgs random;
+  FgdArgs fgd;
 };
 
 struct SchedulerConfig {
@@ -39,9 +41,7 @@ struct SchedulerConfig {
   // Preempt also for equal priority, when the job order ranks the waiting job
   // before a running one of its queue (SRTF and LAS need it).
   bool preempt_by_job_order = false;
-  std::vector<double> las_thresholds = {3600.0, 36000.0};  // GPU-seconds: 1 and 10 GPU-hours
-  std::uint64_t seed = 1;                 // for randomised policies (random placement)
-  std::vector<TaskClass> fgd_workload;    // the expected task mix, for fgd placement
+  PluginArgs plugin_args;
 };
 
 }  // namespace tessera::sched

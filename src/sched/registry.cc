@@ -23,7 +23,7 @@ const Factories<JobOrder>& JobOrders() {
       {"shortest-first", [](const SchedulerConfig& c) { return std::make_unique<ShortestFirstOrder>(c.default_walltime); }},
       {"oracle-shortest-first", [](const SchedulerConfig&) { return std::make_unique<OracleShortestFirstOrder>(); }},
       {"oracle-srtf", [](const SchedulerConfig&) { return std::make_unique<OracleSrtfOrder>(); }},
-      {"las", [](const SchedulerConfig& c) { return std::make_unique<LasOrder>(c.las_thresholds); }},
+      {"las", [](const SchedulerConfig& c) { return std::make_unique<LasOrder>(c.plugin_args.las.thresholds); }},
   };
   return kFactories;
 }
@@ -46,10 +46,10 @@ const Factories<Placement>& Placements() {
   static const Factories<Placement> kFactories = {
       {"topology-packing", [](const SchedulerConfig& c) { return std::make_unique<TopologyPacking>(c.max_domain_tries); }},
       {"random", [](const SchedulerConfig& c) -> std::unique_ptr<Placement> {
-         return std::make_unique<RandomPlacement>(c.seed, std::make_unique<TopologyPacking>(c.max_domain_tries));
+         return std::make_unique<RandomPlacement>(c.plugin_args.random.seed, std::make_unique<TopologyPacking>(c.max_domain_tries));
        }},
       {"fgd", [](const SchedulerConfig& c) -> std::unique_ptr<Placement> {
-         return std::make_unique<FgdPlacement>(c.fgd_workload, std::make_unique<TopologyPacking>(c.max_domain_tries));
+         return std::make_unique<FgdPlacement>(c.plugin_args.fgd.workload, std::make_unique<TopologyPacking>(c.max_domain_tries));
        }},
   };
   return kFactories;

@@ -138,7 +138,7 @@ class PropertyRun {
     static const char* const kOrders[] = {"fifo", "shortest-first", "las", "oracle-srtf"};
     config.job_order = kOrders[rng_.Uniform(0, 3)];
     config.preempt_by_job_order = rng_.Bernoulli(0.5);
-    config.las_thresholds = {600.0, 6000.0};
+    config.plugin_args.las.thresholds = {600.0, 6000.0};
     config.reservation = rng_.Bernoulli(0.8) ? "easy-backfill" : "none";
     if (config.reservation == "none") config.actions = {"allocate", "reclaim", "preempt"};
     config.fair_share_half_life = rng_.Bernoulli(0.5) ? 3600 : 0;

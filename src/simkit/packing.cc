@@ -38,7 +38,7 @@ Result<PackingCurve> RunSeed(const std::vector<model::NodeSpec>& nodes, const Wo
   const double capacity = static_cast<double>(cluster->capacity().gpu_milli);
   sched::SchedulerState state(std::move(*cluster), model::QueueTree::Default(static_cast<std::int64_t>(capacity)));
   sched::SchedulerConfig seeded = config;
-  seeded.seed = seed;
+  seeded.plugin_args.random.seed = seed;
   auto scheduler = sched::Scheduler::Create(seeded);
   if (!scheduler.ok()) return scheduler.status();
 
@@ -83,7 +83,7 @@ Result<PackingResult> RunPacking(const std::vector<model::NodeSpec>& nodes, cons
   config.actions = {"allocate"};
   config.reservation = "none";
   config.placement = options.placement;
-  config.fgd_workload = TaskClasses(pods);
+  config.plugin_args.fgd.workload = TaskClasses(pods);
   PackingResult result;
   for (int s = 1; s <= options.seeds; ++s) {
     auto curve = RunSeed(nodes, pods, options, config, static_cast<std::uint64_t>(s));

@@ -154,7 +154,7 @@ TEST(SimulatorTest, PreemptiveOrdersGolden) {
     options.scheduler.preempt_by_job_order = true;
     options.scheduler.reservation = "none";
     options.scheduler.actions = {"allocate", "preempt"};
-    options.scheduler.las_thresholds = {100.0};
+    options.scheduler.plugin_args.las.thresholds = {100.0};
     auto r = Simulate(State("1 nodes x 8 GPUs"), w, options);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(Record(*r, "b").end, 30) << order;

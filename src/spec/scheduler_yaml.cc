@@ -1,11 +1,37 @@
 #include "spec/scheduler_yaml.h"
 
+#include "spec/plugin_args/fgd_args_yaml.h"
+#include "spec/plugin_args/las_args_yaml.h"
+#include "spec/plugin_args/random_args_yaml.h"
+
 namespace tessera::spec {
+namespace {
+
+// pluginArgs: one block per plugin, each read by its plugin's own parser.
+Status ParsePluginArgs(const YamlMap& config, sched::PluginArgs& args) {
+  const auto blocks = config.Find("pluginArgs");
+  if (!blocks) return Status::Ok();
+  auto map = YamlMap::Read(*blocks, {"las", "random", "fgd"});
+  if (!map.ok()) return map.status();
+  const auto read = [&](std::string_view plugin, auto parse, auto& out) -> Status {
+    const auto block = map->Find(plugin);
+    if (!block) return Status::Ok();
+    auto parsed = parse(*block);
+    if (!parsed.ok()) return parsed.status();
+    out = *std::move(parsed);
+    return Status::Ok();
+  };
+  TESSERA_RETURN_IF_ERROR(read("las", ParseLasArgs, args.las));
+  TESSERA_RETURN_IF_ERROR(read("random", ParseRandomArgs, args.random));
+  return read("fgd", ParseFgdArgs, args.fgd);
+}
+
+}  // namespace
 
 Result<sched::SchedulerConfig> ParseSchedulerConfig(const YamlValue& value) {
   auto map = YamlMap::Read(value, {"jobOrder", "queueOrder", "admission", "placement", "victimCost", "reservation",
                                    "actions", "fairShareHalfLife", "defaultWalltime", "maxDomainTries",
-                                   "maxPreemptorsPerCycle", "preemptByJobOrder"});
+                                   "maxPreemptorsPerCycle", "preemptByJobOrder", "pluginArgs"});
   if (!map.ok()) return map.status();
   sched::SchedulerConfig config;
   TESSERA_RETURN_IF_ERROR(map->ReadString("jobOrder", &config.job_order));
@@ -20,6 +46,7 @@ Result<sched::SchedulerConfig> ParseSchedulerConfig(const YamlValue& value) {
   TESSERA_RETURN_IF_ERROR(map->ReadInt("maxDomainTries", &config.max_domain_tries, 1, 1024));
   TESSERA_RETURN_IF_ERROR(map->ReadInt("maxPreemptorsPerCycle", &config.max_preemptors_per_cycle, 0, 100000));
   TESSERA_RETURN_IF_ERROR(map->ReadBool("preemptByJobOrder", &config.preempt_by_job_order));
+  TESSERA_RETURN_IF_ERROR(ParsePluginArgs(*map, config.plugin_args));
   return config;
 }
 

@@ -8,6 +8,7 @@
 //     defaultWalltime: 24h
 //     maxDomainTries: 8
 //     maxPreemptorsPerCycle: 16
+//     pluginArgs: {las: {thresholds: [3600, 36000]}}   # spec/plugin_args/
 // Unknown keys are errors; plugin names are checked when the scheduler is built.
 #pragma once
 

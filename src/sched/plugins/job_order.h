@@ -26,6 +26,12 @@ class FifoOrder final : public JobOrder {
 // a lower queue: within a queue a preempted job would be resumed in FIFO order
 // anyway, and evicting for FIFO order alone time-slices jobs that are equally
 // far along (on Philly at --load 4: 1% longer average JCT, 40% more preemptions).
+// las's argument (pluginArgs.las): GPU-seconds of attained service at which a
+// job drops to the next level; by default 1 and 10 GPU-hours.
+struct LasArgs {
+  std::vector<double> thresholds = {3600.0, 36000.0};
+};
+
 class LasOrder final : public JobOrder {
  public:
   explicit LasOrder(std::vector<double> thresholds) : thresholds_(std::move(thresholds)) {}

@@ -24,10 +24,28 @@
 #include <vector>
 
 #include "base/random.h"
-#include "sched/config.h"
 #include "sched/extension_points.h"
 
 namespace tessera::sched {
+
+// random's argument (pluginArgs.random): the seed of its choices.
+struct RandomArgs {
+  std::uint64_t seed = 1;
+};
+
+// One kind of task in the workload a cluster expects, with its share of the
+// arrivals: what fgd packs for.
+struct TaskClass {
+  std::int64_t gpu_milli = 0;  // per task: a fraction, or whole GPUs x 1000
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory = 0;
+  double weight = 1.0;
+};
+
+// fgd's argument (pluginArgs.fgd): the expected task mix.
+struct FgdArgs {
+  std::vector<TaskClass> workload;
+};
 
 class NodePacking : public Placement {
  public:
