@@ -159,7 +159,7 @@ class Bench {
     for (int sample = 0; sample < options_.gang_samples; ++sample) {
       out.clear();
       const auto start = Clock::now();
-      const bool placed = plugins->placement->Place(gang, state.cluster(), sched::PlaceOptions{}, out);
+      const bool placed = plugins->placement->Place(gang, state.cluster(), sched::PlaceOptions{}, out).fits();
       micros.push_back(SecondsSince(start) * 1e6);
       fits += placed ? 1 : 0;
       fill_sum += static_cast<double>(state.cluster().allocated().gpu_milli) / capacity;

@@ -103,9 +103,6 @@ class PlaceVerdict {
 
   Kind kind() const { return kind_; }
   bool fits() const { return kind_ == Kind::kFits; }
-  // Implicit, so that a caller that only asks "did it fit" (a benchmark, a
-  // test) reads the answer as the bool it used to be.
-  operator bool() const { return fits(); }  // NOLINT(google-explicit-constructor)
   const std::string& never_reason() const { return never_reason_; }
 
  private:

@@ -26,7 +26,7 @@ TEST(FgdPlacementTest, FillsTheGpuWhereTheFractionLeavesNoFragment) {
   cluster.Allocate(GpuFraction(cluster, 0, 0, 500, 0));
   FgdPlacement fgd({{500, 0, 0, 1.0}, {1000, 0, 0, 1.0}}, Fallback());
   std::vector<model::TaskPlacement> out;
-  ASSERT_TRUE(fgd.Place(MakeJob({.gpu_milli = 500}), cluster, {}, out));
+  ASSERT_TRUE(fgd.Place(MakeJob({.gpu_milli = 500}), cluster, {}, out).fits());
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].gpus[0].gpu, cluster.node(model::NodeId(0)).gpu(0));
 }
@@ -39,7 +39,7 @@ TEST(FgdPlacementTest, WholeGpusGoWhereTheyStrandLeast) {
   cluster.Allocate(GpuFraction(cluster, 0, 0, 500, 0));
   FgdPlacement fgd({{500, 0, 0, 1.0}, {2000, 0, 0, 1.0}}, Fallback());
   std::vector<model::TaskPlacement> out;
-  ASSERT_TRUE(fgd.Place(MakeJob({.gpu_milli = 1000}), cluster, {}, out));
+  ASSERT_TRUE(fgd.Place(MakeJob({.gpu_milli = 1000}), cluster, {}, out).fits());
   EXPECT_EQ(out[0].node, model::NodeId(0));
 }
 
@@ -51,7 +51,7 @@ TEST(RandomPlacementTest, SpreadsReproduciblyAndOnlyWhereItFits) {
     std::vector<model::NodeId> chosen;
     for (int i = 0; i < 20; ++i) {
       std::vector<model::TaskPlacement> out;
-      EXPECT_TRUE(random.Place(job, cluster, {}, out));
+      EXPECT_TRUE(random.Place(job, cluster, {}, out).fits());
       EXPECT_EQ(out[0].gpus.size(), 2u);
       chosen.push_back(out[0].node);
     }
@@ -63,7 +63,7 @@ TEST(RandomPlacementTest, SpreadsReproduciblyAndOnlyWhereItFits) {
   for (int n = 0; n < 8; ++n) cluster.Allocate(fixtures::WholeGpus(cluster, n, {0, 1, 2}));  // one GPU free each
   RandomPlacement random(3, Fallback());
   std::vector<model::TaskPlacement> out;
-  EXPECT_FALSE(random.Place(job, cluster, {}, out));
+  EXPECT_FALSE(random.Place(job, cluster, {}, out).fits());
   EXPECT_TRUE(out.empty());
 }
 
@@ -85,7 +85,7 @@ TEST(NodePackingTest, RequiredTopologyGoesToTopologyPacking) {
   const model::Job gang = MakeJob({.gpu_milli = 4000, .replicas = 2, .topology = {model::TopologyLevel::kLeaf, true}});
   for (int i = 0; i < 10; ++i) {
     std::vector<model::TaskPlacement> out;
-    ASSERT_TRUE(random.Place(gang, cluster, {}, out));
+    ASSERT_TRUE(random.Place(gang, cluster, {}, out).fits());
     EXPECT_EQ(cluster.node(out[0].node).leaf, cluster.node(out[1].node).leaf);
   }
 }

@@ -82,7 +82,7 @@ class TopologyPackingTest : public ::testing::Test {
   bool Place(const model::Job& job, model::Cluster& cluster, const PlaceOptions& options = {}) {
     out_.clear();
     const Snapshot before = Take(cluster);
-    const bool placed = packing_.Place(job, cluster, options, out_);
+    const bool placed = packing_.Place(job, cluster, options, out_).fits();
     EXPECT_TRUE(Take(cluster) == before) << "Place changed the cluster";
     EXPECT_THAT(cluster.AuditIndexes(), IsEmpty());
     if (!placed) {
