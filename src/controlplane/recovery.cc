@@ -216,7 +216,7 @@ Status ControlPlane::LoadJobs(DamagedRecords& damaged, std::int64_t next_id) {
       continue;
     }
     if (spec == nullptr) continue;  // its submission never reached the disk
-    Result<std::vector<model::Job>> parsed = spec::ParseJobYaml(spec->value, "spec", state_->cluster(), state_->queues(), {.check_feasible = false});
+    Result<std::vector<model::Job>> parsed = spec::ParseJobYaml(spec->value, "spec", state_->cluster(), state_->queues(), {.check_feasible = false, .reload = true});
     if (parsed.ok() && parsed->size() != 1) parsed = InvalidArgument("spec: holds " + std::to_string(parsed->size()) + " jobs, not one");
     if (!parsed.ok()) {
       TESSERA_RETURN_IF_ERROR(damaged_pair(InvalidArgument("its spec is damaged"), parsed.status()));

@@ -299,6 +299,18 @@ TEST_F(ServerTest, AcceptedJobsAndRunsSurviveARestart) {
   EXPECT_EQ(next, waiting + 1);
 }
 
+// A queue deleted once it held only ended jobs: they stay, after a restart too.
+TEST_F(ServerTest, AnEndedJobOfADeletedQueueSurvivesARestart) {
+  Call("PUT", "/v1/queues/research", "{\"guaranteed\": 2}", 201);
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: r, queue: research}\nspec: {tasks: [{name: m, command: [a]}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  Call("DELETE", "/v1/jobs/" + std::to_string(id));
+  Call("DELETE", "/v1/queues/research", {}, 204);
+  Restart();
+  const json job = Call("GET", "/v1/jobs/" + std::to_string(id));
+  EXPECT_EQ(job["state"], "cancelled");
+  EXPECT_EQ(job["queue"], "research");
+}
+
 // A damaged record never crashes the server nor is misread: the start stops
 // naming it, --check-store lists every one, and --quarantine-damaged sets
 // them aside and starts with the rest.

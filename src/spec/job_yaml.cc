@@ -55,8 +55,9 @@ Result<std::string> ReadChoice(const YamlValue& value, std::initializer_list<std
 class JobParser {
  public:
   JobParser(std::string_view source, const model::Cluster& cluster, const model::QueueTree& queues,
-            bool check_feasible)
-      : source_(source), cluster_(cluster), queues_(queues), check_feasible_(check_feasible) {}
+            const JobParseOptions& options)
+      : source_(source), cluster_(cluster), queues_(queues), check_feasible_(options.check_feasible),
+        reload_(options.reload) {}
 
   Result<model::Job> Parse(const YamlValue& document) {
     Result<YamlMap> top = ReadDocument(document, "Job");
@@ -89,6 +90,10 @@ class JobParser {
     std::string queue = "default";
     TESSERA_RETURN_IF_ERROR(meta->ReadString("queue", &queue));
     job.queue = queues_.Find(queue);
+    if (reload_ && !job.queue.valid()) {
+      job.queue = queues_.root();  // its queue was deleted after it ended
+      return Status::Ok();
+    }
     if (!job.queue.valid() || job.queue == queues_.root()) {
       const std::string reason = "unknown queue '" + queue + "'; known queues: " + KnownQueues(queues_);
       if (!meta->Has("queue")) return MissingDefaultQueue(*meta, reason);
@@ -282,6 +287,7 @@ class JobParser {
   const model::Cluster& cluster_;
   const model::QueueTree& queues_;
   bool check_feasible_;
+  bool reload_;
 };
 
 // A dependency cycle among the jobs of one file would leave all of them
@@ -321,7 +327,7 @@ Result<std::vector<model::Job>> Parse(const std::vector<YamlValue>& documents, s
                                       const model::Cluster& cluster, const model::QueueTree& queues,
                                       const JobParseOptions& options) {
   if (documents.empty()) return InvalidArgument(std::string(source) + ": no Job documents found");
-  JobParser parser(source, cluster, queues, options.check_feasible);
+  JobParser parser(source, cluster, queues, options);
   std::vector<model::Job> jobs;
   std::map<std::string, std::string> defined;  // job name -> where
   std::vector<YamlValue> where;               // each job's document

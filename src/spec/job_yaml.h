@@ -43,6 +43,10 @@ struct JobParseOptions {
   // cluster may have changed since, and an accepted job is never dropped; it
   // waits with the reason instead.
   bool check_feasible = true;
+  // Reloading jobs accepted earlier (server recovery): a queue that no
+  // longer exists (deleted once it held only ended jobs) leaves the job at
+  // the root of the tree instead of refusing it; the caller keeps its path.
+  bool reload = false;
   // When set, receives each job's own document as YAML text, in job order,
   // so that one document of a multi-job file can be stored and shown alone.
   std::vector<std::string>* documents = nullptr;
