@@ -31,10 +31,11 @@ ms_of() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N);
 NODES=$NODES PROFILE=tuned "$PEERS/start-slurm.sh" >"$OUT/slurm-start.log"
 trap '"$PEERS/stop-slurm.sh" >/dev/null 2>&1 || true' EXIT
 source "${TMPDIR:-/tmp}/peer-slurm/run/env.sh"
-for i in $(seq "$NODES"); do echo "sbatch -Q --gres=gpu:8 -N1 --exclusive -J fill --wrap 'sleep 100000'"; done | xargs -P 4 -I{} sh -c '{}'
+# Four submitters at a time, as bench-slurm.sh does; each sh gets the job's number as $1, unused.
+seq "$NODES" | xargs -P 4 -n 1 sh -c 'sbatch -Q --gres=gpu:8 -N1 --exclusive -J fill --wrap "sleep 100000"' _
 deadline 300 "the fill jobs to run" sh -c "[ \"\$(squeue -h -t R | wc -l)\" -ge $NODES ]"
-for i in $(seq "$PENDING"); do echo "sbatch -Q --gres=gpu:1 -J backlog --wrap 'sleep 1'"; done | xargs -P 4 -I{} sh -c '{}'
-one=$(squeue -h -t PD -o %i | head -1)
+seq "$PENDING" | xargs -P 4 -n 1 sh -c 'sbatch -Q --gres=gpu:1 -J backlog --wrap "sleep 1"' _
+one=$(squeue -h -t PD -o %i | sed -n 1p)  # sed reads it all: no SIGPIPE under pipefail
 for i in $(seq "$SAMPLES"); do
   ms_of squeue -j "$one" >>"$OUT/slurm-get"
   ms_of squeue >>"$OUT/slurm-list"
