@@ -18,6 +18,7 @@ NODES=${NODES:-128}
 PENDING=${PENDING:-20000}
 SAMPLES=${SAMPLES:-50}
 OUT=$(mktemp -d)
+cd "$OUT"  # where sbatch leaves its jobs' slurm-N.out
 
 deadline() {  # deadline SECONDS WHAT CMD...: runs CMD until it succeeds, or fails naming WHAT
   local limit=$1 what=$2 t=0; shift 2
