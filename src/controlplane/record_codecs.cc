@@ -315,6 +315,34 @@ Result<std::pair<UsageKey, Usage>> DecodeUsage(std::string_view key, std::string
   return u;
 }
 
+// --- tokens, audit, events -----------------------------------------------------------
+
+Result<auth::TokenRecord> DecodeToken(std::string_view key, std::string_view value) {
+  Result<json> j = ParseObject(value);
+  if (!j.ok()) return j.status();
+  Result<auth::TokenRecord> record = auth::TokenFromJson(*j);
+  if (record.ok() && record->id != key) return InvalidArgument("id: '" + record->id + "' differs from the record's key");
+  return record;
+}
+
+Result<json> DecodeAudit(std::string_view key, std::string_view value) {
+  Result<json> j = ParseObject(value);
+  if (!j.ok()) return j.status();
+  const json* revision = j->contains("revision") ? &(*j)["revision"] : nullptr;
+  if (revision == nullptr || !revision->is_number_integer() || store::NumericKey(revision->get<std::int64_t>()) != key) {
+    return InvalidArgument("revision: missing, or not the record's key");
+  }
+  return j;
+}
+
+Result<Event> DecodeEvent(std::string_view key, std::string_view value) {
+  Result<json> j = ParseObject(value);
+  if (!j.ok()) return j.status();
+  Result<Event> event = EventFromJson(*j);
+  if (event.ok() && store::NumericKey(event->revision) != key) return InvalidArgument("revision: differs from the record's key");
+  return event;
+}
+
 Result<std::int64_t> DecodeNextJobId(std::string_view value) {
   std::int64_t id = 0;
   bool digits = !value.empty() && value.size() <= 10;

@@ -15,7 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/token.h"
 #include "base/status.h"
+#include "controlplane/event_log.h"
 #include "controlplane/records.h"
 #include "model/job.h"
 #include "model/queue.h"
@@ -60,6 +62,13 @@ std::optional<model::JobState> ModelState(std::string_view api_state);
 // --- usage of forgotten jobs (key: [hour, queue, user]) ----------------------
 std::pair<std::string, std::string> EncodeUsage(const UsageKey& key, const Usage& usage);
 Result<std::pair<UsageKey, Usage>> DecodeUsage(std::string_view key, std::string_view value);
+
+// --- tokens, audit, events: their JSON is their types' own -------------------
+// (auth::TokenFromJson, the audit answer, EventFromJson); these read a stored
+// value and check it against its key (the token's id, the revision).
+Result<auth::TokenRecord> DecodeToken(std::string_view key, std::string_view value);
+Result<nlohmann::json> DecodeAudit(std::string_view key, std::string_view value);  // any object with its revision
+Result<Event> DecodeEvent(std::string_view key, std::string_view value);
 
 // --- meta --------------------------------------------------------------------
 // kNextJobIdKey's value: a job id in decimal.

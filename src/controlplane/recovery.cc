@@ -66,16 +66,6 @@ class ControlPlane::DamagedRecords {
   std::size_t checked_ = 0;
 };
 
-namespace {
-
-Result<json> ParseRecord(const std::string& value) {
-  Result<json> j = api::ParseJsonBody(value);
-  if (!j.ok()) return InvalidArgument("value: " + j.status().message());
-  return j;
-}
-
-}  // namespace
-
 Status ControlPlane::Recover() {
   DamagedRecords damaged(options_.quarantine_damaged ? RecoveryMode::kQuarantine : RecoveryMode::kStop, store_.Describe());
   std::lock_guard lock(mu_);
@@ -319,9 +309,7 @@ Status ControlPlane::LoadTokens(DamagedRecords& damaged) {
   damaged.Checked(tokens->size());
   std::unique_lock tokens_lock(tokens_mu_);
   for (const store::Entry& e : *tokens) {
-    Result<json> j = ParseRecord(e.value);
-    Result<auth::TokenRecord> record = j.ok() ? auth::TokenFromJson(*j) : Result<auth::TokenRecord>(j.status());
-    if (record.ok() && record->id != e.key) record = InvalidArgument("id: '" + record->id + "' differs from the record's key");
+    Result<auth::TokenRecord> record = DecodeToken(e.key, e.value);
     if (!record.ok()) {
       TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kTokens, e.key, e.value, record.status()));
       continue;
@@ -337,12 +325,7 @@ Status ControlPlane::LoadAudit(DamagedRecords& damaged) {
   damaged.Checked(audit->size());
   std::lock_guard audit_lock(audit_mu_);
   for (const store::Entry& e : *audit) {
-    // An audit record is the answer GET /v1/audit gives: any object with its revision.
-    Result<json> j = ParseRecord(e.value);
-    if (j.ok() && !(j->is_object() && j->contains("revision") && (*j)["revision"].is_number_integer() &&
-                    store::NumericKey((*j)["revision"].get<std::int64_t>()) == e.key)) {
-      j = InvalidArgument("revision: missing, or not the record's key");
-    }
+    Result<json> j = DecodeAudit(e.key, e.value);
     if (!j.ok()) {
       TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kAudit, e.key, e.value, j.status()));
       continue;
@@ -358,9 +341,7 @@ Status ControlPlane::LoadEvents(DamagedRecords& damaged) {
   if (!events.ok()) return events.status();
   damaged.Checked(events->size());
   for (const store::Entry& e : *events) {
-    Result<json> j = ParseRecord(e.value);
-    Result<Event> event = j.ok() ? EventFromJson(*j) : Result<Event>(j.status());
-    if (event.ok() && store::NumericKey(event->revision) != e.key) event = InvalidArgument("revision: differs from the record's key");
+    Result<Event> event = DecodeEvent(e.key, e.value);
     if (!event.ok()) {
       TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kEvents, e.key, e.value, event.status()));
       continue;

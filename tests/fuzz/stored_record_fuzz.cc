@@ -7,9 +7,6 @@
 #include <string>
 #include <string_view>
 
-#include "api/json_reader.h"
-#include "auth/token.h"
-#include "controlplane/event_log.h"
 #include "controlplane/record_codecs.h"
 #include "store/state_store.h"
 
@@ -25,10 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)controlplane::DecodeQueue(key, value);
   (void)controlplane::DecodeUsage(key, value);
   (void)controlplane::DecodeNextJobId(value);
-  Result<nlohmann::json> j = api::ParseJsonBody(value);
-  if (j.ok()) {
-    (void)controlplane::EventFromJson(*j);
-    (void)auth::TokenFromJson(*j);
-  }
+  (void)controlplane::DecodeEvent(key, value);
+  (void)controlplane::DecodeToken(key, value);
+  (void)controlplane::DecodeAudit(key, value);
   return 0;
 }
