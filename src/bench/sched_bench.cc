@@ -1,14 +1,16 @@
 #include "bench/sched_bench.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/random.h"
+#include "bench/server_process.h"
 #include "model/cluster_shape.h"
 #include "sched/registry.h"
 #include "sched/scheduler.h"
@@ -24,23 +26,7 @@ double Median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
-double Percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  if (values.empty()) return 0;
-  const auto index = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
-  return values[std::min(index, values.size() - 1)];
-}
-
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double PeakRssMb() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return 0;
-}
 
 // Four organisations of four teams, guarantees splitting the cluster evenly.
 model::QueueTree BenchQueues(std::int64_t gpu_milli, std::vector<model::QueueId>& leaves) {
@@ -209,7 +195,7 @@ SchedBenchResult RunSchedBench(const SchedBenchOptions& options) {
   result.gang_decision_p99_us = Percentile(micros, 0.99);
   result.gang_fit_ratio = fit_ratio;
   result.fill_achieved = filled;
-  result.peak_rss_mb = PeakRssMb();
+  result.peak_rss_mb = PeakRssMb(getpid());
   return result;
 }
 

@@ -1,6 +1,7 @@
 // A real `tessera server` as a child process, for the benchmarks that load
-// the control plane from outside (control-plane, api), and what they read of
-// it: peak memory and CPU time from /proc.
+// the control plane from outside (control-plane, api), and what the
+// benchmarks read of a process (that one, or their own): peak memory and CPU
+// time from /proc.
 #pragma once
 
 #include <sys/types.h>
@@ -27,7 +28,7 @@ void StopServerProcess(const ServerProcess& server);
 double PeakRssMb(pid_t pid);   // VmHWM
 double CpuSeconds(pid_t pid);  // user + system
 
-// The q-quantile (0..1) of `values`, nearest rank below; 0 when empty.
+// The q-quantile (0..1) of `values`, the nearest rank; 0 when empty.
 double Percentile(std::vector<double> values, double q);
 
 }  // namespace tessera::bench
