@@ -6,6 +6,7 @@
 // nlohmann-json) catch theirs and return a Status.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
@@ -17,7 +18,11 @@ enum class StatusCode {
   kInvalidArgument,  // the input is malformed or names an unknown field
   kNotFound,         // a referenced object does not exist
   kInfeasible,       // well-formed, but can never be satisfied by this cluster
-  kFailedPrecondition,
+  kFailedPrecondition,  // the object is not in a state that allows it (a job that already ended)
+  kUnauthenticated,     // no usable credential: unknown, malformed, revoked or expired
+  kPermissionDenied,    // the caller is known but may not do this
+  kResourceExhausted,   // over a limit for now (a rate, a quota); retry_after_s says when to try again
+  kExpired,             // asks for what is no longer kept (a revision older than the event window)
   kInternal,
 };
 
@@ -25,16 +30,21 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message, std::int64_t retry_after_s)
+      : code_(code), message_(std::move(message)), retry_after_s_(retry_after_s) {}
 
   static Status Ok() { return {}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // Seconds after which trying again may succeed (kResourceExhausted); 0: unsaid.
+  std::int64_t retry_after_s() const { return retry_after_s_; }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::int64_t retry_after_s_ = 0;
 };
 
 inline Status InvalidArgument(std::string message) {
@@ -45,6 +55,12 @@ inline Status Infeasible(std::string message) {
   return {StatusCode::kInfeasible, std::move(message)};
 }
 inline Status Internal(std::string message) { return {StatusCode::kInternal, std::move(message)}; }
+inline Status FailedPrecondition(std::string message) { return {StatusCode::kFailedPrecondition, std::move(message)}; }
+inline Status Unauthenticated(std::string message) { return {StatusCode::kUnauthenticated, std::move(message)}; }
+inline Status PermissionDenied(std::string message) { return {StatusCode::kPermissionDenied, std::move(message)}; }
+inline Status ResourceExhausted(std::string message, std::int64_t retry_after_s) {
+  return {StatusCode::kResourceExhausted, std::move(message), retry_after_s};
+}
 
 // Either a value or a non-ok Status (std::expected arrives with C++23; g++ 12 lacks it).
 template <typename T>

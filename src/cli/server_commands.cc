@@ -20,7 +20,7 @@
 #include "base/quantity.h"
 #include "cli/api_client.h"
 #include "cli/commands.h"
-#include "controlplane/server.h"
+#include "server/server.h"
 #include "node/agent.h"
 #include "node/gpu/gpu_provider.h"
 #include "spec/queue_yaml.h"
@@ -65,7 +65,7 @@ T OrFail(Result<T> result, int code = kExitBadInput) {
 }
 
 struct ServerArgs {
-  controlplane::ServerOptions server;
+  server::ServerOptions server;
   std::string listen = "127.0.0.1:7070";
   std::string queues_file;
   std::string scheduler_file;
@@ -168,7 +168,7 @@ void ChooseTransport(ServerArgs& args) {
             << "(tessera certs issue --ca-dir " << dir << " --name NODE)" << std::endl;
 }
 
-std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
+std::unique_ptr<server::Server> StartServer(ServerArgs& args) {
   const std::size_t colon = args.listen.rfind(':');
   if (colon == std::string::npos) {
     std::fprintf(stderr, "tessera: --listen: '%s' is not ADDRESS:PORT\n", args.listen.c_str());
@@ -209,7 +209,7 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
   args.server.plane.job_retention = std::chrono::seconds(duration_ms("--job-retention", args.job_retention) / 1000);
   args.server.plane.idle.warn_after_ms = duration_ms("--idle-warn-after", args.idle_warn_after);
   args.server.plane.idle.reclaim_after_ms = duration_ms("--idle-reclaim-after", args.idle_reclaim_after);
-  auto server = OrFail(controlplane::Server::Start(args.server), kExitFailure);
+  auto server = OrFail(server::Server::Start(args.server), kExitFailure);
   std::cerr << "tessera server: listening on " << server->url() << ", state in "
             << server->store_description() << std::endl;
   return server;
@@ -218,7 +218,7 @@ std::unique_ptr<controlplane::Server> StartServer(ServerArgs& args) {
 // `tessera server --check-store`: every damaged record of the store, one per
 // line; exit 0 when there is none, 1 when there are.
 void CheckStore(const ServerArgs& args) {
-  const controlplane::StoreCheck check = OrFail(controlplane::Server::CheckStore(args.server), kExitFailure);
+  const server::StoreCheck check = OrFail(server::Server::CheckStore(args.server), kExitFailure);
   for (const std::string& line : check.damaged) std::cout << line << "\n";
   std::cout << check.records << " records read, " << check.damaged.size() << " damaged" << std::endl;
   if (!check.damaged.empty()) throw CLI::RuntimeError(kExitFailure);

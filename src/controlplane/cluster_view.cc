@@ -8,8 +8,6 @@
 
 #include "controlplane/control_plane.h"
 #include "controlplane/gpu_cells.h"
-#include "controlplane/request_params.h"
-#include "controlplane/responses.h"
 
 namespace tessera::controlplane {
 
@@ -98,26 +96,26 @@ json ControlPlane::NodeJson(const NodeRecord& node, bool with_gpus) const {
   return j;
 }
 
-net::HttpResponse ControlPlane::ClusterSummary(const net::HttpRequest&) {
+json ControlPlane::ClusterSummary() {
   std::lock_guard lock(mu_);
   EnsureState();
   const model::Cluster& c = state_->cluster();
   std::int64_t ready = 0;
   for (const auto& [name, node] : nodes_) ready += node.state == NodeState::kReady && !node.cordoned;
-  return JsonResponse(200, {{"nodes", nodes_.size()},
-                            {"readyNodes", ready},
-                            {"gpus", static_cast<double>(c.capacity().gpu_milli) / 1000.0},
-                            {"allocatedGpus", static_cast<double>(c.allocated().gpu_milli) / 1000.0},
-                            {"pendingJobs", state_->jobs().pending().size()},
-                            {"runningJobs", state_->jobs().running().size()},
-                            {"jobs", records_.size()},
-                            {"revision", events_.last_revision()},
-                            {"cycles", stats_.cycles},
-                            {"lastCycleMs", stats_.last_cycle_ms},
-                            {"storeTransactions", commits_->transactions()}});
+  return {{"nodes", nodes_.size()},
+          {"readyNodes", ready},
+          {"gpus", static_cast<double>(c.capacity().gpu_milli) / 1000.0},
+          {"allocatedGpus", static_cast<double>(c.allocated().gpu_milli) / 1000.0},
+          {"pendingJobs", state_->jobs().pending().size()},
+          {"runningJobs", state_->jobs().running().size()},
+          {"jobs", records_.size()},
+          {"revision", events_.last_revision()},
+          {"cycles", stats_.cycles},
+          {"lastCycleMs", stats_.last_cycle_ms},
+          {"storeTransactions", commits_->transactions()}};
 }
 
-net::HttpResponse ControlPlane::GpuMap(const net::HttpRequest&) {
+json ControlPlane::GpuMap() {
   std::lock_guard lock(mu_);
   EnsureState();
   const model::Cluster& cluster = state_->cluster();
@@ -151,18 +149,16 @@ net::HttpResponse ControlPlane::GpuMap(const net::HttpRequest&) {
     legend[std::string(1, static_cast<char>(cell))] = CellName(cell);
     totals[std::string(CellName(cell))] = counts[cell];
   }
-  return JsonResponse(200, {{"revision", events_.last_revision()},
-                            {"idleThresholdPercent", options_.idle.threshold_percent},
-                            {"legend", legend},
-                            {"counts", totals},
-                            {"nodes", nodes}});
+  return {{"revision", events_.last_revision()},
+          {"idleThresholdPercent", options_.idle.threshold_percent},
+          {"legend", legend},
+          {"counts", totals},
+          {"nodes", nodes}};
 }
 
-net::HttpResponse ControlPlane::History(const net::HttpRequest& request) {
-  const Result<std::int64_t> since = QueryCount(request, "since", 0);
-  if (!since.ok()) return StatusResponse(since.status());
+json ControlPlane::History(std::int64_t since_ms) {
   std::lock_guard lock(mu_);
-  return JsonResponse(200, history_.ToJson(*since));
+  return history_.ToJson(since_ms);
 }
 
 ClusterSample ControlPlane::SampleCluster(std::int64_t now_ms) const {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "api/json_reader.h"
 #include "controlplane/record_codecs.h"
-#include "controlplane/responses.h"
 #include "spec/job_yaml.h"
 
 namespace tessera::controlplane {
@@ -130,11 +130,11 @@ JobRecord* ControlPlane::FindRecord(std::int64_t id) {
   return records_.find(model::JobId(static_cast<std::int32_t>(id)));
 }
 
-net::HttpResponse ControlPlane::NoJob(std::int64_t id) const {
-  if (id < 0 || id >= records_.end().value()) return net::ErrorResponse(404, "no job " + std::to_string(id));
-  return net::ErrorResponse(404, "no job " + std::to_string(id) + ": ended jobs are forgotten " +
-                                     std::to_string(options_.job_retention.count()) + " s after they end, or sooner beyond the " +
-                                     std::to_string(options_.max_ended_jobs) + " that ended last (--job-retention, --max-ended-jobs)");
+Status ControlPlane::NoJob(std::int64_t id) const {
+  if (id < 0 || id >= records_.end().value()) return NotFound("no job " + std::to_string(id));
+  return NotFound("no job " + std::to_string(id) + ": ended jobs are forgotten " + std::to_string(options_.job_retention.count()) +
+                  " s after they end, or sooner beyond the " + std::to_string(options_.max_ended_jobs) +
+                  " that ended last (--job-retention, --max-ended-jobs)");
 }
 
 // --- events and persistence ------------------------------------------------------

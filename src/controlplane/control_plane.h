@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "api/agent_protocol.h"
+#include "auth/caller.h"
 #include "auth/rate_limiter.h"
 #include "auth/roles.h"
 #include "auth/token.h"
@@ -48,8 +49,8 @@
 #include "controlplane/record_codecs.h"
 #include "controlplane/records.h"
 #include "controlplane/server_metrics.h"
+#include "controlplane/service_types.h"
 #include "controlplane/state_mirror.h"
-#include "net/http_types.h"
 #include "sched/scheduler.h"
 #include "store/commit_queue.h"
 #include "store/state_store.h"
@@ -97,8 +98,6 @@ struct StoreCheck {
   std::vector<std::string> damaged;
 };
 
-using Reply = std::function<void(net::HttpResponse)>;
-
 // Figures for `tessera bench control-plane` and `top`.
 struct ControlPlaneStats {
   std::int64_t cycles = 0;
@@ -126,54 +125,67 @@ class ControlPlane {
   void Start();
   void Stop();
 
-  // --- jobs ------------------------------------------------------------------
-  void SubmitJobs(const net::HttpRequest& request, Reply reply);
-  net::HttpResponse ListJobs(const net::HttpRequest& request);
-  net::HttpResponse GetJob(const net::HttpRequest& request);
-  // GET /v1/accounting?by=queue|user&since=MS: GPU-hours of the jobs that ran since then.
-  net::HttpResponse Accounting(const net::HttpRequest& request);
-  void CancelJob(const net::HttpRequest& request, Reply reply);
-  net::HttpResponse ReadLogs(const net::HttpRequest& request);
-  void WatchEvents(const net::HttpRequest& request, Reply reply);
+  // The services. Each takes its caller and parsed values and answers with a
+  // Result (service_types.h); those that change the state answer through a
+  // completion once the change is durable. The routes (src/server) read
+  // requests into these values and turn the answers into HTTP.
 
-  // --- nodes and agents ------------------------------------------------------------
-  void RegisterNode(const net::HttpRequest& request, Reply reply);
-  void ReportStatus(const net::HttpRequest& request, Reply reply);
-  void WaitAssignments(const net::HttpRequest& request, Reply reply);
-  net::HttpResponse AppendLogs(const net::HttpRequest& request);
-  net::HttpResponse ListNodes(const net::HttpRequest& request);
-  void SetCordon(const net::HttpRequest& request, bool cordoned, Reply reply);
-  void DrainNode(const net::HttpRequest& request, Reply reply);
+  // --- jobs (jobs.cc) --------------------------------------------------------------
+  void SubmitJobs(const auth::Caller& caller, Submission submission, Done<std::vector<AcceptedJob>> done);
+  Result<nlohmann::json> ListJobs(const auth::Caller& caller, const JobQuery& query);
+  Result<nlohmann::json> GetJob(const auth::Caller& caller, std::int64_t id);  // with its spec and latest events
+  // GPU-hours of the jobs that ran since then, by queue or by user.
+  nlohmann::json Accounting(const auth::Caller& caller, const AccountingQuery& query);
+  void CancelJob(const auth::Caller& caller, std::int64_t id, Done<nlohmann::json> done);
+  Result<LogChunk> ReadLogs(const auth::Caller& caller, const LogQuery& query);
+  void WatchEvents(const auth::Caller& caller, EventQuery query, Done<nlohmann::json> done);
 
-  // --- queues ----------------------------------------------------------------
-  net::HttpResponse ListQueues(const net::HttpRequest& request);
-  void PutQueue(const net::HttpRequest& request, Reply reply);
-  void DeleteQueue(const net::HttpRequest& request, Reply reply);
+  // --- nodes and agents (nodes.cc) -------------------------------------------------
+  // `inventory.address` is where the agent's peers reach it (the routes fill
+  // in the connection's address when the agent names none).
+  void RegisterNode(const auth::Caller& caller, api::NodeInventory inventory, Done<nlohmann::json> done);
+  void ReportStatus(const std::string& node, api::StatusReport report, Done<nlohmann::json> done);
+  // The node's assignment set (api::AssignmentSet as JSON text) once its
+  // revision differs from `after` (-1: at once), or when `wait` ends.
+  void WaitAssignments(const std::string& node, std::int64_t after, std::chrono::milliseconds wait, Done<std::string> done);
+  Result<AppendedLog> AppendLogs(const LogAppend& chunk);
+  nlohmann::json ListNodes(bool with_gpus);
+  Result<nlohmann::json> GetNode(const std::string& name);
+  void SetCordon(const std::string& node, bool cordoned, Done<nlohmann::json> done);
+  void DrainNode(const std::string& node, Done<nlohmann::json> done);
 
-  // --- access (access.cc) -------------------------------------------------------
-  // Fills request.caller from its bearer token (or, with access off, from
-  // X-Tessera-User as a cluster-admin). An answer instead when the token is
-  // unknown, revoked or expired (401) or over its rate (429).
-  std::optional<net::HttpResponse> Authenticate(net::HttpRequest& request);
+  // --- queues (queues.cc) ----------------------------------------------------------
+  nlohmann::json ListQueues();
+  // Creates or updates a queue; answers whether it was created.
+  void PutQueue(const auth::Caller& caller, QueueChange change, Done<bool> done);
+  void DeleteQueue(const auth::Caller& caller, const std::string& path, Finished done);
+
+  // --- access (access.cc) ----------------------------------------------------------
+  // The caller a request's credentials name: its "Authorization" header, or
+  // with access off the user it claims (X-Tessera-User), as a cluster-admin.
+  // No header: an unauthenticated caller, enough for public routes.
+  // Unauthenticated when the token is unknown, revoked or expired;
+  // ResourceExhausted when it is over its rate.
+  Result<auth::Caller> Authenticate(const std::string& authorization, const std::string& claimed_user);
   bool access_enabled() const { return options_.access.enabled; }
   bool node_certificates_required() const { return options_.access.node_certificates; }
-  void CreateToken(const net::HttpRequest& request, Reply reply);   // POST /v1/tokens
-  net::HttpResponse ListTokens(const net::HttpRequest& request);    // GET /v1/tokens
-  void RevokeToken(const net::HttpRequest& request, Reply reply);   // DELETE /v1/tokens/{id}
-  net::HttpResponse ListAudit(const net::HttpRequest& request);     // GET /v1/audit
+  void CreateToken(const auth::Caller& caller, TokenRequest request, Done<nlohmann::json> done);
+  nlohmann::json ListTokens(const auth::Caller& caller);
+  void RevokeToken(const auth::Caller& caller, const std::string& id, Done<nlohmann::json> done);
+  nlohmann::json ListAudit(const AuditQuery& query);
   // Records a mutating call and its answer in the audit log.
-  void Audit(const net::HttpRequest& request, int status);
+  void Audit(const auth::Caller& caller, const AuditedCall& call);
   // A token made by the server itself (the first admin's, a local agent's
   // join token), durable when this returns: its text.
   Result<std::string> IssueToken(const std::string& user, auth::Role role, const std::string& description);
   // Whether `text` is a token this server accepts now (a kept bootstrap file).
   bool TokenValid(const std::string& text) const;
 
-  // Read-only views of the cluster (cluster_view.cc).
-  net::HttpResponse ClusterSummary(const net::HttpRequest& request);  // GET /v1/cluster
-  net::HttpResponse GpuMap(const net::HttpRequest& request);          // GET /v1/cluster/gpus: every GPU's cell
-  net::HttpResponse History(const net::HttpRequest& request);         // GET /v1/cluster/history?since=MS
-  net::HttpResponse Metrics(const net::HttpRequest& request);         // GET /metrics (metrics.cc)
+  // --- read-only views of the cluster (cluster_view.cc, metrics.cc) ---------------
+  nlohmann::json ClusterSummary();
+  nlohmann::json GpuMap();  // every GPU's cell, for the dashboard's heatmap
+  nlohmann::json History(std::int64_t since_ms);
+  std::string Metrics();  // the Prometheus text exposition
   ControlPlaneStats stats() const;
   // The leader's epoch, sent with every assignment set; set before Start.
   void SetEpoch(std::int64_t epoch);
@@ -182,14 +194,14 @@ class ControlPlane {
   struct NodeWaiter {
     std::int64_t after = 0;
     std::chrono::steady_clock::time_point deadline;
-    Reply reply;
+    Done<std::string> done;
   };
   struct EventWaiter {
     std::int64_t since = 0;
     EventFilter filter;
     std::size_t limit = 0;
     std::chrono::steady_clock::time_point deadline;
-    Reply reply;
+    Done<nlohmann::json> done;
   };
 
   // All private methods expect mu_ to be held.
@@ -215,7 +227,7 @@ class ControlPlane {
   std::string QueuePath(model::QueueId id) const;
   // The record of the job an API path names, if the server knows it.
   JobRecord* FindRecord(std::int64_t id);
-  net::HttpResponse NoJob(std::int64_t id) const;  // 404: never known, or forgotten
+  Status NoJob(std::int64_t id) const;  // NotFound: never known, or forgotten
   // Forgets ended jobs past their retention (retention.cc).
   void ForgetEndedJobs(std::int64_t now_ms);
   void AddForgottenUsage(const UsageKey& key, const Usage& usage);  // ... and its write
@@ -226,14 +238,14 @@ class ControlPlane {
   ClusterSample SampleCluster(std::int64_t now_ms) const;
   void Emit(std::string type, std::int64_t job, std::string node, std::string message);
   // Access checks on one object (access.cc); all true while access is off.
-  bool QueueAdmin(const net::Caller& caller, const std::string& queue) const;  // admin of it or an ancestor
-  bool QueueMember(const net::Caller& caller, const std::string& queue) const; // may submit there
+  bool QueueAdmin(const auth::Caller& caller, const std::string& queue) const;  // admin of it or an ancestor
+  bool QueueMember(const auth::Caller& caller, const std::string& queue) const; // may submit there
   // Work of `user` in `queue`: the owner, the queue's admins, cluster admins
   // (and, to see, viewers).
-  bool ManagesWorkOf(const net::Caller& caller, const std::string& user, const std::string& queue) const;
-  bool SeesWorkOf(const net::Caller& caller, const std::string& user, const std::string& queue) const;
-  bool SeesJob(const net::Caller& caller, model::JobId job) const;             // its record, events, accounting
-  bool ManagesJob(const net::Caller& caller, model::JobId job) const;          // cancel, logs
+  bool ManagesWorkOf(const auth::Caller& caller, const std::string& user, const std::string& queue) const;
+  bool SeesWorkOf(const auth::Caller& caller, const std::string& user, const std::string& queue) const;
+  bool SeesJob(const auth::Caller& caller, model::JobId job) const;             // its record, events, accounting
+  bool ManagesJob(const auth::Caller& caller, model::JobId job) const;          // cancel, logs
   // A node credential for `node` (older ones revoked), gathered into writes_.
   std::string IssueNodeCredential(const std::string& node, const std::string& by);
   void PersistToken(const auth::TokenRecord& record);

@@ -1,15 +1,12 @@
 // Job operations of the control plane: submit, list, get, cancel, logs,
 // events; and the ends of a run (success, failure, requeue).
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
-#include "controlplane/request_params.h"
-#include "controlplane/responses.h"
 #include "spec/job_yaml.h"
 
 namespace tessera::controlplane {
@@ -18,89 +15,92 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kMaxListed = 100'000;
 constexpr std::size_t kMaxLogRead = 1 << 20;
+
+bool StateMatches(JobStateFilter filter, model::JobState state, bool started) {
+  const bool active = state == model::JobState::kPending || state == model::JobState::kRunning;
+  const std::string_view shown = ApiState(state, started);
+  switch (filter) {
+    case JobStateFilter::kAny: return true;
+    case JobStateFilter::kActive: return active;
+    case JobStateFilter::kEnded: return !active;
+    case JobStateFilter::kPending: return shown == "pending";
+    case JobStateFilter::kStarting: return shown == "starting";
+    case JobStateFilter::kRunning: return shown == "running";
+    case JobStateFilter::kSucceeded: return shown == "succeeded";
+    case JobStateFilter::kFailed: return shown == "failed";
+    case JobStateFilter::kCancelled: return shown == "cancelled";
+  }
+  return false;
+}
+
+json EventsAnswer(const std::vector<Event>& events, std::int64_t revision) {
+  json list = json::array();
+  for (const Event& e : events) list.push_back(ToJson(e));
+  return {{"events", std::move(list)}, {"revision", revision}};
+}
 
 }  // namespace
 
-void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
-  if (request.body.empty()) return reply(net::ErrorResponse(400, "empty body: send a Job document (YAML or JSON)"));
-  const std::string& user = request.caller.user;
-  // Like sbatch: tasks start where the user submitted from, unless the spec says otherwise.
-  const std::string submit_dir = request.Header("x-tessera-workdir");
-  if (!submit_dir.empty() && submit_dir.front() != '/') {
-    return reply(net::ErrorResponse(400, "X-Tessera-Workdir: must be an absolute path, got '" + submit_dir + "'"));
-  }
-  // The YAML syntax outside the lock: it is most of a submission's cost.
-  Result<std::vector<spec::YamlValue>> parsed = spec::LoadJobDocuments(request.body, "body");
-  if (!parsed.ok()) {
-    // A malformed JSON body reached the YAML reader (json_document.h); the
-    // JSON parser names its syntax error more precisely.
-    if (request.Header("content-type").find("json") != std::string::npos) {
-      if (Result<json> as_json = api::ParseJsonBody(request.body); !as_json.ok()) return reply(StatusResponse(as_json.status()));
-    }
-    return reply(StatusResponse(parsed.status()));
-  }
-
+void ControlPlane::SubmitJobs(const auth::Caller& caller, Submission submission, Done<std::vector<AcceptedJob>> done) {
+  const std::string& user = caller.user;
   std::lock_guard lock(mu_);
   EnsureState();
-  // A one-job body is stored as sent; several are stored one document each.
+  // A one-job submission is stored as sent; several are stored one document each.
   std::vector<std::string> documents;
-  const bool single = parsed->size() == 1;
-  if (single) documents.push_back(request.body);
+  const bool single = submission.documents.size() == 1;
+  if (single) documents.push_back(submission.text);
   // Before any node has registered nothing can be judged infeasible; jobs wait.
   const bool judge = !nodes_.empty();
   const auto parse = [&](const std::vector<spec::YamlValue>& docs) {
     return spec::ParseJobDocuments(docs, "body", state_->cluster(), state_->queues(),
                                    {.check_feasible = judge, .documents = single ? nullptr : &documents});
   };
-  Result<std::vector<model::Job>> jobs = parse(*parsed);
-  if (!jobs.ok() && !parsed->empty() && parsed->front().mark().is_null()) {
+  Result<std::vector<model::Job>> jobs = parse(submission.documents);
+  if (!jobs.ok() && !submission.documents.empty() && submission.documents.front().mark().is_null()) {
     // Read as JSON, without positions: read it as YAML for an error that names the line.
-    Result<std::vector<spec::YamlValue>> located = spec::LoadJobDocuments(request.body, "body", /*positions=*/true);
+    Result<std::vector<spec::YamlValue>> located = spec::LoadJobDocuments(submission.text, "body", /*positions=*/true);
     if (located.ok()) jobs = parse(*located);
   }
   if (!jobs.ok()) {
-    // A name in the body that matches nothing (a queue) is the body's fault: 422, not 404.
+    // A name in the submission that matches nothing (a queue) is its fault: infeasible, not "not found".
     const Status& s = jobs.status();
-    return reply(StatusResponse(s.code() == StatusCode::kNotFound ? Status(StatusCode::kInfeasible, s.message()) : s));
+    return done(s.code() == StatusCode::kNotFound ? Infeasible(s.message()) : s);
   }
   for (const model::Job& job : *jobs) {
     for (std::size_t g = 0; g < job.groups.size(); ++g) {
       if (job.groups[g].command.empty()) {
-        return reply(net::ErrorResponse(400, "job " + job.name + ": spec.tasks[" + std::to_string(g) +
-                                                 "].command: required: the command each task runs"));
+        return done(InvalidArgument("job " + job.name + ": spec.tasks[" + std::to_string(g) + "].command: required: the command each task runs"));
       }
     }
   }
   for (const model::Job& job : *jobs) {
-    if (const std::string queue = QueuePath(job.queue); !QueueMember(request.caller, queue)) {
-      return reply(net::ErrorResponse(403, user + " is not a member of queue " + queue + " (its admins add members: docs/security.md)"));
+    if (const std::string queue = QueuePath(job.queue); !QueueMember(caller, queue)) {
+      return done(PermissionDenied(user + " is not a member of queue " + queue + " (its admins add members: docs/security.md)"));
     }
   }
   if (const std::int64_t most = options_.access.max_pending_per_user; most > 0) {
     std::int64_t waiting = 0;
     for (const model::JobId id : state_->jobs().pending()) waiting += records_.at(id).user == user ? 1 : 0;
     if (waiting + static_cast<std::int64_t>(jobs->size()) > most) {
-      net::HttpResponse r = net::ErrorResponse(429, user + " has " + std::to_string(waiting) + " jobs waiting; at most " +
-                                                        std::to_string(most) + " may wait per user");
-      r.headers.emplace_back("Retry-After", "10");
-      return reply(r);
+      return done(ResourceExhausted(user + " has " + std::to_string(waiting) + " jobs waiting; at most " + std::to_string(most) +
+                                        " may wait per user",
+                                    /*retry_after_s=*/10));
     }
   }
   const std::int64_t now = NowMs();
-  json accepted = json::array();
+  std::vector<AcceptedJob> accepted;
   for (std::size_t i = 0; i < jobs->size(); ++i) {
     model::Job& job = (*jobs)[i];
     for (model::TaskGroup& group : job.groups) {
-      if (group.working_dir.empty()) group.working_dir = submit_dir;
+      if (group.working_dir.empty()) group.working_dir = submission.submit_dir;
     }
     const std::string queue = QueuePath(job.queue);
     job.user = user;
     const model::JobId id = state_.Submit(std::move(job), NowSeconds());
     JobRecord record;
     record.user = user;
-    record.submit_dir = submit_dir;
+    record.submit_dir = submission.submit_dir;
     record.submit_ms = now;
     record.queue = queue;
     record.spec = documents[i];
@@ -109,59 +109,36 @@ void ControlPlane::SubmitJobs(const net::HttpRequest& request, Reply reply) {
     PersistJob(id);
     Emit("JobSubmitted", id.value(), "", "submitted by " + user + " to queue " + queue);
     metrics_->submitted.Increment();
-    accepted.push_back({{"id", id.value()}, {"name", state_->job(id).name}});
+    accepted.push_back({id.value(), state_->job(id).name});
   }
-  Commit([this, accepted, reply]() {
+  Commit([this, accepted = std::move(accepted), done = std::move(done)]() {
     RequestCycle();
-    reply(JsonResponse(201, {{"jobs", accepted}}));
+    done(accepted);
   });
 }
 
-net::HttpResponse ControlPlane::ListJobs(const net::HttpRequest& request) {
-  const std::string state = request.Query("state");
-  const std::string queue = request.Query("queue");
-  const std::string user = request.Query("user");
-  const std::string name = request.Query("name");
-  std::size_t limit = kMaxListed;
-  if (const std::string l = request.Query("limit"); !l.empty()) {
-    Result<std::int64_t> n = ParseCount("limit", l);
-    if (!n.ok()) return StatusResponse(n.status());
-    limit = static_cast<std::size_t>(*n);
-  }
-  const Result<std::int64_t> ended_after = QueryCount(request, "endedAfter", -1);  // ms since the epoch; -1: any time
-  if (!ended_after.ok()) return StatusResponse(ended_after.status());
-  static const std::set<std::string> kStates = {"", "pending", "starting", "running", "succeeded", "failed", "cancelled", "active", "ended"};
-  if (!kStates.contains(state)) {
-    return net::ErrorResponse(400, "state: '" + state + "' is not one of: pending, starting, running, succeeded, failed, cancelled, active, ended");
-  }
-  const std::string order = request.Query("order", "oldest");
-  if (order != "oldest" && order != "newest") return net::ErrorResponse(400, "order: '" + order + "' is not one of: oldest, newest");
+Result<json> ControlPlane::ListJobs(const auth::Caller& caller, const JobQuery& query) {
   std::lock_guard lock(mu_);
   EnsureState();
   json jobs = json::array();
   const auto& all = state_->jobs().all();
-  for (std::size_t i = 0; i < all.size() && jobs.size() < limit; ++i) {
-    const model::Job& job = order == "oldest" ? all[i] : all[all.size() - 1 - i];
+  for (std::size_t i = 0; i < all.size() && jobs.size() < query.limit; ++i) {
+    const model::Job& job = query.newest_first ? all[all.size() - 1 - i] : all[i];
     const JobRecord& record = records_.at(job.id);
+    if (!StateMatches(query.state, job.state, record.running_ms != 0)) continue;
+    if (!query.queue.empty() && record.queue != query.queue && !record.queue.starts_with(query.queue + "/")) continue;
+    if (!query.user.empty() && record.user != query.user) continue;
+    if (!query.name.empty() && job.name != query.name) continue;
+    if (!SeesJob(caller, job.id)) continue;
     const bool active = job.state == model::JobState::kPending || job.state == model::JobState::kRunning;
-    const std::string_view shown = ApiState(job.state, record.running_ms != 0);
-    if (state == "active" ? !active : state == "ended" ? active : !state.empty() && shown != state) continue;
-    if (!queue.empty() && record.queue != queue && !record.queue.starts_with(queue + "/")) continue;
-    if (!user.empty() && record.user != user) continue;
-    if (!name.empty() && job.name != name) continue;
-    if (!SeesJob(request.caller, job.id)) continue;
-    if (*ended_after >= 0 && (active || record.end_ms < *ended_after)) continue;
+    if (query.ended_after_ms >= 0 && (active || record.end_ms < query.ended_after_ms)) continue;
     jobs.push_back(JobJson(job.id, false));
   }
-  return JsonResponse(200, {{"jobs", jobs}, {"revision", events_.last_revision()}});
+  return json{{"jobs", jobs}, {"revision", events_.last_revision()}};
 }
 
-net::HttpResponse ControlPlane::Accounting(const net::HttpRequest& request) {
-  const std::string by = request.Query("by").empty() ? "queue" : request.Query("by");
-  if (by != "queue" && by != "user") return net::ErrorResponse(400, "by: '" + by + "' is not one of: queue, user");
-  const Result<std::int64_t> since_ms = QueryCount(request, "since", 0);
-  if (!since_ms.ok()) return StatusResponse(since_ms.status());
-  const std::int64_t since = *since_ms;
+json ControlPlane::Accounting(const auth::Caller& caller, const AccountingQuery& query) {
+  const std::string by = query.by_user ? "user" : "queue";
   struct Sum {
     std::int64_t jobs = 0;
     double held = 0, idle = 0;
@@ -170,17 +147,17 @@ net::HttpResponse ControlPlane::Accounting(const net::HttpRequest& request) {
   std::lock_guard lock(mu_);
   for (const JobRecord& record : records_.values()) {
     // Jobs that held GPUs and were still running at `since` or later.
-    if (record.gpu_seconds == 0 || (record.end_ms != 0 && record.end_ms < since)) continue;
-    if (!SeesWorkOf(request.caller, record.user, record.queue)) continue;
-    Sum& sum = sums[by == "queue" ? record.queue : record.user];
+    if (record.gpu_seconds == 0 || (record.end_ms != 0 && record.end_ms < query.since_ms)) continue;
+    if (!SeesWorkOf(caller, record.user, record.queue)) continue;
+    Sum& sum = sums[query.by_user ? record.user : record.queue];
     ++sum.jobs;
     sum.held += record.gpu_seconds;
     sum.idle += record.idle_gpu_seconds;
   }
   // Forgotten jobs count to the hour they ended.
   for (const auto& [key, usage] : forgotten_usage_) {
-    if ((key.hour + 1) * kMsPerHour <= since || !SeesWorkOf(request.caller, key.user, key.queue)) continue;
-    Sum& sum = sums[by == "queue" ? key.queue : key.user];
+    if ((key.hour + 1) * kMsPerHour <= query.since_ms || !SeesWorkOf(caller, key.user, key.queue)) continue;
+    Sum& sum = sums[query.by_user ? key.user : key.queue];
     sum.jobs += usage.jobs;
     sum.held += usage.gpu_seconds;
     sum.idle += usage.idle_gpu_seconds;
@@ -189,49 +166,43 @@ net::HttpResponse ControlPlane::Accounting(const net::HttpRequest& request) {
   for (const auto& [key, sum] : sums) {
     rows.push_back({{by, key}, {"jobs", sum.jobs}, {"gpuHours", sum.held / 3600.0}, {"idleGpuHours", sum.idle / 3600.0}});
   }
-  return JsonResponse(200, {{"by", by}, {"since", since}, {"rows", rows}});
+  return {{"by", by}, {"since", query.since_ms}, {"rows", rows}};
 }
 
-net::HttpResponse ControlPlane::GetJob(const net::HttpRequest& request) {
-  Result<std::int64_t> id = ParseCount("job", request.params.at("id"));
-  if (!id.ok()) return StatusResponse(id.status());
+Result<json> ControlPlane::GetJob(const auth::Caller& caller, std::int64_t id) {
   std::lock_guard lock(mu_);
   EnsureState();
-  if (FindRecord(*id) == nullptr) return NoJob(*id);
-  if (!SeesJob(request.caller, model::JobId(static_cast<std::int32_t>(*id)))) {
-    return net::ErrorResponse(403, "job " + std::to_string(*id) + " is not " + request.caller.user + "'s, nor in a queue " +
-                                       request.caller.user + " administers");
+  if (FindRecord(id) == nullptr) return NoJob(id);
+  const model::JobId job(static_cast<std::int32_t>(id));
+  if (!SeesJob(caller, job)) {
+    return PermissionDenied("job " + std::to_string(id) + " is not " + caller.user + "'s, nor in a queue " + caller.user + " administers");
   }
-  json j = JobJson(model::JobId(static_cast<std::int32_t>(*id)), true);
+  json j = JobJson(job, true);
   json events = json::array();
   EventFilter filter;
-  filter.job = *id;
+  filter.job = id;
   const std::vector<Event> all = events_.Since(0, filter, std::numeric_limits<std::size_t>::max());
   for (std::size_t i = all.size() > 1000 ? all.size() - 1000 : 0; i < all.size(); ++i) events.push_back(ToJson(all[i]));
   j["events"] = events;
-  return JsonResponse(200, j);
+  return j;
 }
 
-void ControlPlane::CancelJob(const net::HttpRequest& request, Reply reply) {
-  Result<std::int64_t> id = ParseCount("job", request.params.at("id"));
-  if (!id.ok()) return reply(StatusResponse(id.status()));
+void ControlPlane::CancelJob(const auth::Caller& caller, std::int64_t id, Done<json> done) {
   std::lock_guard lock(mu_);
   EnsureState();
-  const JobRecord* record = FindRecord(*id);
-  if (record == nullptr) return reply(NoJob(*id));
-  const model::JobId job(static_cast<std::int32_t>(*id));
-  if (!ManagesJob(request.caller, job)) {
-    return reply(net::ErrorResponse(403, request.caller.user + " may not cancel job " + std::to_string(*id) + ": it is " +
-                                             record->user + "'s, in queue " + record->queue));
+  const JobRecord* record = FindRecord(id);
+  if (record == nullptr) return done(NoJob(id));
+  const model::JobId job(static_cast<std::int32_t>(id));
+  if (!ManagesJob(caller, job)) {
+    return done(PermissionDenied(caller.user + " may not cancel job " + std::to_string(id) + ": it is " + record->user + "'s, in queue " +
+                                 record->queue));
   }
   const model::JobState state = state_->job(job).state;
   if (state != model::JobState::kPending && state != model::JobState::kRunning) {
-    return reply(net::ErrorResponse(409, "job " + std::to_string(*id) + " already ended (" + std::string(ApiState(state, false)) + ")"));
+    return done(FailedPrecondition("job " + std::to_string(id) + " already ended (" + std::string(ApiState(state, false)) + ")"));
   }
-  EndRun(job, model::JobState::kCancelled, "cancelled by " + request.caller.user);
-  Commit([this, job, reply]() {
-    reply(JsonResponse(200, JobJson(job, false)));
-  });
+  EndRun(job, model::JobState::kCancelled, "cancelled by " + caller.user);
+  Commit([this, job, done = std::move(done)]() { done(JobJson(job, false)); });
 }
 
 void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::string& message) {
@@ -293,105 +264,69 @@ void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   RequestCycle();
 }
 
-net::HttpResponse ControlPlane::ReadLogs(const net::HttpRequest& request) {
-  Result<std::int64_t> id = ParseCount("job", request.params.at("id"));
-  if (!id.ok()) return StatusResponse(id.status());
-  const std::string stream = request.Query("stream", "stdout");
-  if (stream != "stdout" && stream != "stderr") return net::ErrorResponse(400, "stream: '" + stream + "' is not one of: stdout, stderr");
-  const Result<std::int64_t> from = QueryCount(request, "offset", 0);
-  if (!from.ok()) return StatusResponse(from.status());
-  const std::int64_t offset = *from;
+Result<LogChunk> ControlPlane::ReadLogs(const auth::Caller& caller, const LogQuery& query) {
+  const std::int64_t id = query.job;
   std::string task;
-  std::int32_t attempt = 0;
-  std::string job_state;
+  LogChunk chunk;
   {
     std::lock_guard lock(mu_);
     EnsureState();
-    const JobRecord* found = FindRecord(*id);
-    if (found == nullptr) return NoJob(*id);
+    const JobRecord* found = FindRecord(id);
+    if (found == nullptr) return NoJob(id);
     const JobRecord& record = *found;
-    if (!ManagesJob(request.caller, model::JobId(static_cast<std::int32_t>(*id)))) {
-      return net::ErrorResponse(403, request.caller.user + " may not read the logs of job " + std::to_string(*id) + ", in queue " +
-                                         record.queue);
+    const model::JobId job_id(static_cast<std::int32_t>(id));
+    if (!ManagesJob(caller, job_id)) {
+      return PermissionDenied(caller.user + " may not read the logs of job " + std::to_string(id) + ", in queue " + record.queue);
     }
-    const model::Job& job = state_->job(model::JobId(static_cast<std::int32_t>(*id)));
-    task = request.Query("task", job.groups.front().name + "-0");
-    attempt = record.attempt;
-    if (const std::string a = request.Query("attempt"); !a.empty()) {
-      Result<std::int64_t> n = ParseCount("attempt", a);
-      if (!n.ok()) return StatusResponse(n.status());
-      attempt = static_cast<std::int32_t>(*n);
-    }
+    const model::Job& job = state_->job(job_id);
+    task = query.task.empty() ? job.groups.front().name + "-0" : query.task;
+    chunk.attempt = query.attempt.value_or(record.attempt);
     bool known = false;
     for (const model::TaskGroup& g : job.groups) {
       for (std::int32_t r = 0; r < g.replicas; ++r) known = known || task == g.name + "-" + std::to_string(r);
     }
-    if (!known) return net::ErrorResponse(404, "job " + std::to_string(*id) + " has no task '" + task + "'");
-    job_state = ApiState(job.state, record.running_ms != 0);
-    if (attempt == 0) return net::ErrorResponse(404, "job " + std::to_string(*id) + " has not started yet");
+    if (!known) return NotFound("job " + std::to_string(id) + " has no task '" + task + "'");
+    chunk.job_state = ApiState(job.state, record.running_ms != 0);
+    if (chunk.attempt == 0) return NotFound("job " + std::to_string(id) + " has not started yet");
   }
-  const std::filesystem::path path = std::filesystem::path(options_.log_dir) / std::to_string(*id) /
-                                     (task + "." + std::to_string(attempt) + "." + stream);
-  net::HttpResponse response;
-  response.content_type = "text/plain; charset=utf-8";
+  const std::filesystem::path path = std::filesystem::path(options_.log_dir) / std::to_string(id) /
+                                     (task + "." + std::to_string(chunk.attempt) + (query.stderr_stream ? ".stderr" : ".stdout"));
   std::ifstream in(path, std::ios::binary);
   if (in) {
     in.seekg(0, std::ios::end);
     const std::int64_t size = in.tellg();
-    if (offset < size) {
-      const std::size_t n = std::min<std::size_t>(kMaxLogRead, static_cast<std::size_t>(size - offset));
-      response.body.resize(n);
-      in.seekg(offset);
-      in.read(response.body.data(), static_cast<std::streamsize>(n));
+    if (query.offset < size) {
+      const std::size_t n = std::min<std::size_t>(kMaxLogRead, static_cast<std::size_t>(size - query.offset));
+      chunk.data.resize(n);
+      in.seekg(query.offset);
+      in.read(chunk.data.data(), static_cast<std::streamsize>(n));
     }
   }
-  response.headers.emplace_back("X-Tessera-Next-Offset", std::to_string(offset + static_cast<std::int64_t>(response.body.size())));
-  response.headers.emplace_back("X-Tessera-Job-State", job_state);
-  response.headers.emplace_back("X-Tessera-Attempt", std::to_string(attempt));
-  return response;
+  chunk.next_offset = query.offset + static_cast<std::int64_t>(chunk.data.size());
+  return chunk;
 }
 
-void ControlPlane::WatchEvents(const net::HttpRequest& request, Reply reply) {
+void ControlPlane::WatchEvents(const auth::Caller& caller, EventQuery query, Done<json> done) {
   EventWaiter waiter;
-  if (const std::string s = request.Query("since"); !s.empty()) {
-    Result<std::int64_t> n = ParseCount("since", s);
-    if (!n.ok()) return reply(StatusResponse(n.status()));
-    waiter.since = *n;
-  }
-  if (const std::string j = request.Query("job"); !j.empty()) {
-    Result<std::int64_t> n = ParseCount("job", j);
-    if (!n.ok()) return reply(StatusResponse(n.status()));
-    waiter.filter.job = *n;
-  }
-  waiter.filter.node = request.Query("node");
-  waiter.filter.kind = request.Query("kind");
-  if (!waiter.filter.kind.empty() && waiter.filter.kind != "job" && waiter.filter.kind != "node") {
-    return reply(net::ErrorResponse(400, "kind: '" + waiter.filter.kind + "' is not one of: job, node"));
-  }
+  waiter.since = query.since;
+  waiter.filter = std::move(query.filter);
   waiter.limit = 10'000;
   if (access_enabled()) {
     // Only events of jobs the caller may see (checked under mu_, where Since runs).
-    waiter.filter.job_visible = [this, caller = request.caller](std::int64_t job) {
+    waiter.filter.job_visible = [this, caller](std::int64_t job) {
       // A forgotten job's events show to those who see every job's.
       return FindRecord(job) != nullptr ? SeesJob(caller, model::JobId(static_cast<std::int32_t>(job))) : SeesWorkOf(caller, "", "");
     };
   }
-  Result<std::chrono::milliseconds> waited = ParseWait(request.Query("wait"));
-  if (!waited.ok()) return reply(StatusResponse(waited.status()));
-  const std::chrono::milliseconds wait = *waited;
   std::lock_guard lock(mu_);
   if (waiter.since > 0 && waiter.since + 1 < events_.first_revision()) {
-    return reply(net::ErrorResponse(410, "revision " + std::to_string(waiter.since) + " is older than the event window (oldest " +
-                                             std::to_string(events_.first_revision()) + "): list again, then watch"));
+    return done(Status(StatusCode::kExpired, "revision " + std::to_string(waiter.since) + " is older than the event window (oldest " +
+                                                 std::to_string(events_.first_revision()) + "): list again, then watch"));
   }
   std::vector<Event> ready = events_.Since(waiter.since, waiter.filter, waiter.limit);
-  if (!ready.empty() || wait.count() == 0) {
-    json events = json::array();
-    for (const Event& e : ready) events.push_back(ToJson(e));
-    return reply(JsonResponse(200, {{"events", events}, {"revision", events_.last_revision()}}));
-  }
-  waiter.deadline = std::chrono::steady_clock::now() + wait;
-  waiter.reply = std::move(reply);
+  if (!ready.empty() || query.wait.count() == 0) return done(EventsAnswer(ready, events_.last_revision()));
+  waiter.deadline = std::chrono::steady_clock::now() + query.wait;
+  waiter.done = std::move(done);
   event_waiters_.push_back(std::move(waiter));
 }
 
@@ -404,9 +339,7 @@ void ControlPlane::AnswerEventWaiters() {
       still.push_back(std::move(w));
       continue;
     }
-    json events = json::array();
-    for (const Event& e : ready) events.push_back(ToJson(e));
-    w.reply(JsonResponse(200, {{"events", events}, {"revision", events_.last_revision()}}));
+    w.done(EventsAnswer(ready, events_.last_revision()));
   }
   event_waiters_.swap(still);
 }

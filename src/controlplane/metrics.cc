@@ -8,7 +8,7 @@
 
 namespace tessera::controlplane {
 
-net::HttpResponse ControlPlane::Metrics(const net::HttpRequest&) {
+std::string ControlPlane::Metrics() {
   std::lock_guard lock(mu_);
   EnsureState();
   const model::Cluster& cluster = state_->cluster();
@@ -98,10 +98,7 @@ net::HttpResponse ControlPlane::Metrics(const net::HttpRequest&) {
       .Add({{"state", "total"}}, static_cast<double>(cluster.capacity().gpu_milli) / 1000.0);
   s.Counter("tessera_store_transactions_total", "State store transactions committed.").Add({}, static_cast<double>(commits_->transactions()));
 
-  net::HttpResponse response;
-  response.content_type = metrics::kContentType;
-  response.body = s.Render(&metrics_->registry);
-  return response;
+  return s.Render(&metrics_->registry);
 }
 
 }  // namespace tessera::controlplane

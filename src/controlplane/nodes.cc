@@ -2,27 +2,18 @@
 // reports (the heartbeat), assignment long polls, logs, cordon and drain; and
 // the bookkeeping of which runs each node must be running.
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
 #include "controlplane/gang_env.h"
-#include "controlplane/request_params.h"
-#include "controlplane/responses.h"
 
 namespace tessera::controlplane {
 
 using nlohmann::json;
 
 namespace {
-
-net::HttpResponse AssignmentResponse(std::string body) {
-  net::HttpResponse response;
-  response.body = std::move(body);
-  return response;
-}
 
 bool ValidNodeName(const std::string& name) {
   if (name.empty() || name.size() > 253) return false;
@@ -39,7 +30,7 @@ void ControlPlane::Touch(const std::string& node) {
   if (it == nodes_.end()) return;
   ++it->second.revision;
   if (auto w = node_waiters_.find(node); w != node_waiters_.end()) {
-    w->second.reply(AssignmentResponse(AssignmentsFor(it->second)));
+    w->second.done(AssignmentsFor(it->second));
     node_waiters_.erase(w);
   }
 }
@@ -103,19 +94,11 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
   return out + "]}\n";
 }
 
-void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
-  const std::string& name = request.params.at("name");
-  Result<json> body = api::ParseJsonBody(request.body);
-  if (!body.ok()) return reply(StatusResponse(body.status()));
-  Result<api::NodeInventory> inventory = api::NodeInventoryFromJson(*body);
-  if (!inventory.ok()) return reply(StatusResponse(inventory.status()));
-  if (inventory->name != name) return reply(net::ErrorResponse(400, "name: '" + inventory->name + "' does not match the path's node '" + name + "'"));
-  if (!ValidNodeName(name)) return reply(net::ErrorResponse(400, "name: '" + name + "' is not a valid node name (letters, digits, '-', '.', '_')"));
-  if (inventory->address.empty()) inventory->address = request.remote_address;
-  for (const std::string& mode : inventory->gpu_sharing) {
-    if (Result<model::GpuSharing> m = model::ParseGpuSharing(mode); !m.ok()) {
-      return reply(net::ErrorResponse(400, "gpuSharing: " + m.status().message()));
-    }
+void ControlPlane::RegisterNode(const auth::Caller& caller, api::NodeInventory inventory, Done<json> done) {
+  const std::string name = inventory.name;
+  if (!ValidNodeName(name)) return done(InvalidArgument("name: '" + name + "' is not a valid node name (letters, digits, '-', '.', '_')"));
+  for (const std::string& mode : inventory.gpu_sharing) {
+    if (Result<model::GpuSharing> m = model::ParseGpuSharing(mode); !m.ok()) return done(InvalidArgument("gpuSharing: " + m.status().message()));
   }
 
   std::lock_guard lock(mu_);
@@ -127,8 +110,8 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
     node_order_.push_back(name);
     node.registered_ms = now;
     rebuild_needed_ = true;
-    Emit("NodeRegistered", -1, name, inventory->provider + ", " + std::to_string(inventory->gpus.size()) + " GPUs at " + inventory->address);
-  } else if (!node.inventory.SameCapacity(*inventory)) {
+    Emit("NodeRegistered", -1, name, inventory.provider + ", " + std::to_string(inventory.gpus.size()) + " GPUs at " + inventory.address);
+  } else if (!node.inventory.SameCapacity(inventory)) {
     // Its GPUs changed under the runs placed there: start those elsewhere.
     for (const model::JobId id : state_->JobsOnNode(*state_->cluster().FindNode(name))) {
       RequeueRun(id, "node " + name + " came back with a different inventory");
@@ -137,7 +120,7 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
     Emit("NodeChanged", -1, name, "inventory changed; its runs were requeued");
   }
   const bool was_lost = node.state == NodeState::kLost;
-  if (!is_new && node.inventory.address != inventory->address) {
+  if (!is_new && node.inventory.address != inventory.address) {
     // MASTER_ADDR in every cached assignment of runs with a task here may name the old address.
     for (const auto& [other, jobs] : node_jobs_) {
       for (const std::int64_t job : jobs) {
@@ -145,7 +128,7 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
       }
     }
   }
-  node.inventory = std::move(*inventory);
+  node.inventory = std::move(inventory);
   node.state = NodeState::kReady;
   node.last_heartbeat_ms = now;
   if (was_lost) {
@@ -154,47 +137,38 @@ void ControlPlane::RegisterNode(const net::HttpRequest& request, Reply reply) {
   }
   PersistNode(node);
   // A node that joined with a join token gets its own credential, for every later call.
-  const std::string credential =
-      request.caller.role == auth::ToString(auth::Role::kNodeJoin) ? IssueNodeCredential(name, request.caller.user) : std::string();
-  Commit([this, name, credential, reply]() {
+  const std::string credential = caller.Is(auth::Role::kNodeJoin) ? IssueNodeCredential(name, caller.user) : std::string();
+  Commit([this, name, credential, done = std::move(done)]() {
     RequestCycle();
     const NodeRecord& n = nodes_.at(name);
     json answer = {{"revision", n.revision}, {"heartbeatTimeoutMs", options_.heartbeat_timeout.count()}};
     if (!credential.empty()) answer["credential"] = credential;
-    reply(JsonResponse(200, answer));
+    done(answer);
   });
 }
 
-void ControlPlane::ReportStatus(const net::HttpRequest& request, Reply reply) {
-  const std::string& name = request.params.at("name");
-  Result<json> body = api::ParseJsonBody(request.body);
-  if (!body.ok()) return reply(StatusResponse(body.status()));
-  Result<api::StatusReport> report = api::StatusReportFromJson(*body);
-  if (!report.ok()) return reply(StatusResponse(report.status()));
-
+void ControlPlane::ReportStatus(const std::string& name, api::StatusReport report, Done<json> done) {
   std::lock_guard lock(mu_);
   EnsureState();
   auto it = nodes_.find(name);
-  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "node " + name + " is not registered; register first"));
+  if (it == nodes_.end()) return done(NotFound("node " + name + " is not registered; register first"));
   NodeRecord& node = it->second;
   node.last_heartbeat_ms = NowMs();
   if (node.state == NodeState::kLost) {
     // A lost node must register again: its inventory may have changed.
-    return reply(net::ErrorResponse(404, "node " + name + " was marked lost; register again"));
+    return done(NotFound("node " + name + " was marked lost; register again"));
   }
-  node.burst_memory = report->burst_memory;
+  node.burst_memory = report.burst_memory;
   // The latest telemetry replaces the last: a GPU it leaves out has no reading.
-  if (!report->gpus.empty()) {
+  if (!report.gpus.empty()) {
     node.gpu_utilization.clear();
-    for (const api::GpuTelemetry& g : report->gpus) node.gpu_utilization[g.index] = g.utilization;
+    for (const api::GpuTelemetry& g : report.gpus) node.gpu_utilization[g.index] = g.utilization;
   }
-  for (const api::TaskReport& r : report->tasks) ApplyTaskReport(name, r);
-  ApplyGpuHealth(node, *report);
-  if (!report->gpus.empty()) AccountGpuUsage(node);
-  if (writes_.empty()) return reply(JsonResponse(200, {{"revision", node.revision}}));
-  Commit([this, name, reply]() {
-    reply(JsonResponse(200, {{"revision", nodes_.at(name).revision}}));
-  });
+  for (const api::TaskReport& r : report.tasks) ApplyTaskReport(name, r);
+  ApplyGpuHealth(node, report);
+  if (!report.gpus.empty()) AccountGpuUsage(node);
+  if (writes_.empty()) return done(json{{"revision", node.revision}});
+  Commit([this, name, done = std::move(done)]() { done(json{{"revision", nodes_.at(name).revision}}); });
 }
 
 void ControlPlane::AccountGpuUsage(const NodeRecord& node_record) {
@@ -305,104 +279,80 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
   PersistJob(id);
 }
 
-void ControlPlane::WaitAssignments(const net::HttpRequest& request, Reply reply) {
-  const std::string& name = request.params.at("name");
-  // -1 (or none): the agent has no set yet and gets one at once.
-  std::int64_t after = -1;
-  if (const std::string a = request.Query("after"); !a.empty() && a != "-1") {
-    Result<std::int64_t> n = ParseCount("after", a);
-    if (!n.ok()) return reply(StatusResponse(n.status()));
-    after = *n;
-  }
-  Result<std::chrono::milliseconds> wait = ParseWait(request.Query("wait"));
-  if (!wait.ok()) return reply(StatusResponse(wait.status()));
+void ControlPlane::WaitAssignments(const std::string& name, std::int64_t after, std::chrono::milliseconds wait, Done<std::string> done) {
   std::lock_guard lock(mu_);
   EnsureState();
   auto it = nodes_.find(name);
-  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "node " + name + " is not registered; register first"));
-  if (it->second.revision != after || wait->count() == 0) return reply(AssignmentResponse(AssignmentsFor(it->second)));
+  if (it == nodes_.end()) return done(NotFound("node " + name + " is not registered; register first"));
+  if (it->second.revision != after || wait.count() == 0) return done(AssignmentsFor(it->second));
   // One poll per node: a newer one replaces an older (the agent reconnected).
-  if (auto old = node_waiters_.find(name); old != node_waiters_.end()) {
-    old->second.reply(AssignmentResponse(AssignmentsFor(it->second)));
-  }
-  node_waiters_[name] = {after, std::chrono::steady_clock::now() + *wait, std::move(reply)};
+  if (auto old = node_waiters_.find(name); old != node_waiters_.end()) old->second.done(AssignmentsFor(it->second));
+  node_waiters_[name] = {after, std::chrono::steady_clock::now() + wait, std::move(done)};
 }
 
-net::HttpResponse ControlPlane::AppendLogs(const net::HttpRequest& request) {
-  const std::string& name = request.params.at("name");
-  std::int64_t job = -1, attempt = -1, task = -1, offset = -1;
-  for (auto [key, out] : {std::pair{"job", &job}, {"attempt", &attempt}, {"task", &task}, {"offset", &offset}}) {
-    const std::string v = request.Query(key);
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), *out);
-    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || *out < 0) {
-      return net::ErrorResponse(400, std::string(key) + ": expected a non-negative integer, got '" + v + "'");
-    }
-  }
-  const std::string stream = request.Query("stream");
-  if (stream != "stdout" && stream != "stderr") return net::ErrorResponse(400, "stream: '" + stream + "' is not one of: stdout, stderr");
+Result<AppendedLog> ControlPlane::AppendLogs(const LogAppend& chunk) {
   std::string task_name;
   {
     std::lock_guard lock(mu_);
-    const JobRecord* found = FindRecord(job);
-    if (found == nullptr) return NoJob(job);
+    const JobRecord* found = FindRecord(chunk.job);
+    if (found == nullptr) return NoJob(chunk.job);
     const JobRecord& record = *found;
     // Logs of the current run and the one before it (stopped, perhaps still
     // checkpointing); a late chunk of an older run is dropped.
     // (A retired run keeps its attempt number until the next placement, with no tasks of its own.)
-    const std::vector<TaskRecord>* tasks = attempt == record.attempt && !record.tasks.empty() ? &record.tasks
-                                           : attempt == record.previous_attempt             ? &record.previous_tasks
-                                                                                            : nullptr;
-    if (tasks == nullptr || task >= static_cast<std::int64_t>(tasks->size())) return JsonResponse(200, {{"accepted", 0}});
-    const TaskRecord& t = (*tasks)[static_cast<std::size_t>(task)];
-    if (t.node != name) return net::ErrorResponse(403, "task " + t.name + " of job " + std::to_string(job) + " does not run on node " + name);
+    const std::vector<TaskRecord>* tasks = chunk.attempt == record.attempt && !record.tasks.empty() ? &record.tasks
+                                           : chunk.attempt == record.previous_attempt             ? &record.previous_tasks
+                                                                                                  : nullptr;
+    if (tasks == nullptr || chunk.task >= static_cast<std::int64_t>(tasks->size())) return AppendedLog{};
+    const TaskRecord& t = (*tasks)[static_cast<std::size_t>(chunk.task)];
+    if (t.node != chunk.node) {
+      return PermissionDenied("task " + t.name + " of job " + std::to_string(chunk.job) + " does not run on node " + chunk.node);
+    }
     task_name = t.name;
   }
-  const std::filesystem::path dir = std::filesystem::path(options_.log_dir) / std::to_string(job);
+  const std::filesystem::path dir = std::filesystem::path(options_.log_dir) / std::to_string(chunk.job);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  const std::filesystem::path path = dir / (task_name + "." + std::to_string(attempt) + "." + stream);
-  const std::int64_t size = std::filesystem::exists(path, ec) ? static_cast<std::int64_t>(std::filesystem::file_size(path, ec)) : 0;
+  const std::filesystem::path path = dir / (task_name + "." + std::to_string(chunk.attempt) + (chunk.stderr_stream ? ".stderr" : ".stdout"));
+  AppendedLog appended;
+  appended.size = std::filesystem::exists(path, ec) ? static_cast<std::int64_t>(std::filesystem::file_size(path, ec)) : 0;
+  const std::int64_t length = static_cast<std::int64_t>(chunk.data.size());
   // Chunks carry their offset, so a chunk sent twice (a retry) is written once.
-  std::int64_t accepted = 0;
-  if (offset <= size && offset + static_cast<std::int64_t>(request.body.size()) > size) {
+  if (chunk.offset <= appended.size && chunk.offset + length > appended.size) {
     std::ofstream out(path, std::ios::binary | std::ios::app);
-    const std::size_t skip = static_cast<std::size_t>(size - offset);
-    out.write(request.body.data() + skip, static_cast<std::streamsize>(request.body.size() - skip));
-    accepted = static_cast<std::int64_t>(request.body.size() - skip);
-  } else if (offset > size) {
+    const std::size_t skip = static_cast<std::size_t>(appended.size - chunk.offset);
+    out.write(chunk.data.data() + skip, static_cast<std::streamsize>(chunk.data.size() - skip));
+    appended.accepted = length - static_cast<std::int64_t>(skip);
+    appended.size += appended.accepted;
+  } else if (chunk.offset > appended.size) {
     // The agent sends again from `size` (a new leader whose log directory
     // lacks what the old one received).
-    return JsonResponse(409, {{"error", "offset " + std::to_string(offset) + " is past the end of the log (" + std::to_string(size) + " bytes)"},
-                              {"code", 409},
-                              {"size", size}});
+    appended.past_end = true;
   }
-  return JsonResponse(200, {{"accepted", accepted}, {"size", size + accepted}});
+  return appended;
 }
 
-net::HttpResponse ControlPlane::ListNodes(const net::HttpRequest& request) {
-  const std::string with_gpus = request.Query("gpus", "true");
-  if (with_gpus != "true" && with_gpus != "false") return net::ErrorResponse(400, "gpus: '" + with_gpus + "' is not one of: true, false");
+json ControlPlane::ListNodes(bool with_gpus) {
   std::lock_guard lock(mu_);
   EnsureState();
   json nodes = json::array();
-  const std::string only = request.params.count("name") != 0 ? request.params.at("name") : std::string();
-  for (const std::string& name : node_order_) {
-    if (!only.empty() && name != only) continue;
-    nodes.push_back(NodeJson(nodes_.at(name), with_gpus == "true"));
-  }
-  if (!only.empty()) {
-    if (nodes.empty()) return net::ErrorResponse(404, "no node " + only);
-    return JsonResponse(200, nodes[0]);
-  }
-  return JsonResponse(200, {{"nodes", nodes}});
+  for (const std::string& name : node_order_) nodes.push_back(NodeJson(nodes_.at(name), with_gpus));
+  return {{"nodes", nodes}};
 }
 
-void ControlPlane::SetCordon(const net::HttpRequest& request, bool cordoned, Reply reply) {
-  const std::string& name = request.params.at("name");
+Result<json> ControlPlane::GetNode(const std::string& name) {
   std::lock_guard lock(mu_);
   EnsureState();
   auto it = nodes_.find(name);
-  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "no node " + name));
+  if (it == nodes_.end()) return NotFound("no node " + name);
+  return NodeJson(it->second);
+}
+
+void ControlPlane::SetCordon(const std::string& name, bool cordoned, Done<json> done) {
+  std::lock_guard lock(mu_);
+  EnsureState();
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return done(NotFound("no node " + name));
   NodeRecord& node = it->second;
   if (node.cordoned != cordoned) {
     node.cordoned = cordoned;
@@ -410,18 +360,17 @@ void ControlPlane::SetCordon(const net::HttpRequest& request, bool cordoned, Rep
     Emit(cordoned ? "NodeCordoned" : "NodeUncordoned", -1, name, cordoned ? "no new work will be placed here" : "open for new work");
     PersistNode(node);
   }
-  Commit([this, name, reply]() {
+  Commit([this, name, done = std::move(done)]() {
     RequestCycle();
-    reply(JsonResponse(200, NodeJson(nodes_.at(name))));
+    done(NodeJson(nodes_.at(name)));
   });
 }
 
-void ControlPlane::DrainNode(const net::HttpRequest& request, Reply reply) {
-  const std::string& name = request.params.at("name");
+void ControlPlane::DrainNode(const std::string& name, Done<json> done) {
   std::lock_guard lock(mu_);
   EnsureState();
   auto it = nodes_.find(name);
-  if (it == nodes_.end()) return reply(net::ErrorResponse(404, "no node " + name));
+  if (it == nodes_.end()) return done(NotFound("no node " + name));
   NodeRecord& node = it->second;
   if (!node.cordoned) {
     node.cordoned = true;
@@ -432,9 +381,9 @@ void ControlPlane::DrainNode(const net::HttpRequest& request, Reply reply) {
   const std::vector<model::JobId> running = state_->JobsOnNode(*state_->cluster().FindNode(name));
   for (const model::JobId id : running) RequeueRun(id, "node " + name + " is being drained");
   Emit("NodeDrained", -1, name, std::to_string(running.size()) + " runs stopped and requeued");
-  Commit([this, name, reply]() {
+  Commit([this, name, done = std::move(done)]() {
     RequestCycle();
-    reply(JsonResponse(200, NodeJson(nodes_.at(name))));
+    done(NodeJson(nodes_.at(name)));
   });
 }
 

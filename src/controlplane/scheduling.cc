@@ -1,7 +1,6 @@
 // The control plane's two loops: scheduling cycles on the real clock, and
 // housekeeping (lost nodes, long-poll deadlines).
 #include "controlplane/control_plane.h"
-#include "controlplane/responses.h"
 
 namespace tessera::controlplane {
 
@@ -172,11 +171,7 @@ void ControlPlane::ExpireWaiters(std::chrono::steady_clock::time_point now) {
       continue;
     }
     const auto node = nodes_.find(it->first);
-    if (node != nodes_.end()) {
-      net::HttpResponse response;
-      response.body = AssignmentsFor(node->second);
-      it->second.reply(std::move(response));
-    }
+    it->second.done(node != nodes_.end() ? Result<std::string>(AssignmentsFor(node->second)) : NotFound("node " + it->first + " is gone"));
     it = node_waiters_.erase(it);
   }
   std::vector<EventWaiter> still;
@@ -185,7 +180,7 @@ void ControlPlane::ExpireWaiters(std::chrono::steady_clock::time_point now) {
       still.push_back(std::move(w));
       continue;
     }
-    w.reply(JsonResponse(200, {{"events", nlohmann::json::array()}, {"revision", events_.last_revision()}}));
+    w.done(nlohmann::json{{"events", nlohmann::json::array()}, {"revision", events_.last_revision()}});
   }
   event_waiters_.swap(still);
 }

@@ -215,7 +215,7 @@ Status HttpClient::Stream(std::string_view method, std::string_view target, std:
 
 namespace {
 
-// A replica that does not lead marks its refusals so (controlplane/server.h).
+// A replica that does not lead marks its refusals so (server/server.h).
 bool FollowerRefused(const http::response<http::string_body>& response) {
   return response.result_int() == 503 && response.find("X-Tessera-Replica") != response.end();
 }

@@ -17,7 +17,7 @@ namespace {
 
 namespace http = boost::beast::http;
 
-// The routes' shapes (api_routes.cc), with handlers that answer at once.
+// The routes' shapes (server/*_routes.cc), with handlers that answer at once.
 const tessera::net::Router& Routes() {
   static const tessera::net::Router router = [] {
     tessera::net::Router r;

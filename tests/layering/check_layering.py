@@ -6,7 +6,10 @@ use; a module also uses what those may use, and always itself. A file belongs
 to the longest module that names it: a folder under src/ ("node") or a file
 stem ("spec/scheduler_yaml" owns spec/scheduler_yaml.h and .cc). Test files
 (*_test.cc, *_benchmark.cc, anything under a testing/ folder) may also use
-what their module's "(tests)" rule adds.
+what their module's "(tests)" rule adds. A "!module" in a rule forbids a
+module the rule would otherwise allow through another ("controlplane: store
+!net": the domain reaches the store, which speaks HTTP to etcd, but never
+includes an HTTP type itself).
 
 Prints each include a rule forbids as file:line and exits 1; exits 0 when the
 layering holds. docs/architecture.md ("Layers") explains the rules.
@@ -19,13 +22,13 @@ HERE = pathlib.Path(__file__).resolve().parent
 RULES = HERE / "rules.txt"
 SRC = HERE.parent.parent / "src"
 
-RULE_LINE = re.compile(r"^(?P<module>[\w/]+)(?P<tests> \(tests\))?:(?P<uses>[\w/ ]*)$")
+RULE_LINE = re.compile(r"^(?P<module>[\w/]+)(?P<tests> \(tests\))?:(?P<uses>[\w/! ]*)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"(?P<path>[^"]+)"')
 
 
 def read_rules(path):
-    """{module: [modules it may use]} and the same for its tests' extras."""
-    uses, test_uses = {}, {}
+    """{module: [modules it may use]}, the same for its tests' extras, and {module: {modules it never includes}}."""
+    uses, test_uses, never = {}, {}, {}
     for number, line in enumerate(path.read_text().splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -36,13 +39,16 @@ def read_rules(path):
         table = test_uses if match["tests"] else uses
         if match["module"] in table:
             sys.exit(f"{path}:{number}: a second rule for {match['module']}{match['tests'] or ''}")
-        table[match["module"]] = match["uses"].split()
-    for table in (uses, test_uses):
+        words = match["uses"].split()
+        table[match["module"]] = [w for w in words if not w.startswith("!")]
+        if not match["tests"]:
+            never[match["module"]] = {w[1:] for w in words if w.startswith("!")}
+    for table in (uses, test_uses, never):
         for module, used in table.items():
             for name in [module, *used]:
                 if name not in uses:
                     sys.exit(f"{path}: '{name}' has no rule of its own ('{name}: ...')")
-    return uses, test_uses
+    return uses, test_uses, never
 
 
 def closure(uses):
@@ -80,7 +86,7 @@ def is_test(path):
 
 
 def main():
-    uses, test_uses = read_rules(RULES)
+    uses, test_uses, never = read_rules(RULES)
     below = closure(uses)
     problems, owned, includes = [], set(), 0
     for file in sorted(p for p in SRC.rglob("*") if p.suffix in (".h", ".cc")):
@@ -94,6 +100,7 @@ def main():
         if is_test(path):
             for extra in test_uses.get(module, []):
                 allowed |= {extra} | below[extra]
+        allowed -= never[module]
         for number, line in enumerate(file.read_text(errors="replace").splitlines(), 1):
             match = INCLUDE.match(line)
             if not match:
@@ -104,7 +111,7 @@ def main():
                 problems.append(f"src/{path}:{number}: \"{match['path']}\" is in no module; headers from outside "
                                 f"src/ are included with <>")
             elif target not in allowed:
-                rule = f"{module}: {' '.join(uses[module])}".strip()
+                rule = f"{module}: {' '.join(uses[module] + ['!' + n for n in sorted(never[module])])}".strip()
                 problems.append(f"src/{path}:{number}: {module} may not include \"{match['path']}\" "
                                 f"(module {target}); the rule is '{rule}'")
     problems += [f"{RULES.name}: module {m} owns no file under src/" for m in sorted(set(uses) - owned)]

@@ -27,10 +27,6 @@ constexpr const char* kControllers[] = {"cpu", "memory"};
 
 std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
-Status FailedPrecondition(std::string message) {
-  return {StatusCode::kFailedPrecondition, std::move(message)};
-}
-
 std::optional<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;

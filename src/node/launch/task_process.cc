@@ -18,10 +18,6 @@ namespace {
 
 std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
-Status FailedPrecondition(std::string message) {
-  return {StatusCode::kFailedPrecondition, std::move(message)};
-}
-
 Status WithContext(const std::string& context, const Status& status) {
   return {status.code(), context + status.message()};
 }

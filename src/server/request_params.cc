@@ -1,9 +1,9 @@
-#include "controlplane/request_params.h"
+#include "server/request_params.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace tessera::controlplane {
+namespace tessera::server {
 
 Result<std::int64_t> ParseCount(std::string_view field, const std::string& text) {
   std::int64_t value = -1;
@@ -19,6 +19,16 @@ Result<std::int64_t> QueryCount(const net::HttpRequest& request, std::string_vie
   return text.empty() ? Result<std::int64_t>(fallback) : ParseCount(name, text);
 }
 
+Result<std::string> QueryChoice(const net::HttpRequest& request, std::string_view name, const std::vector<std::string>& choices) {
+  const std::string value = request.Query(name, choices.front());
+  for (const std::string& choice : choices) {
+    if (value == choice) return value;
+  }
+  std::string listed;
+  for (const std::string& choice : choices) listed += (listed.empty() ? "" : ", ") + choice;
+  return InvalidArgument(std::string(name) + ": '" + value + "' is not one of: " + listed);
+}
+
 Result<std::chrono::milliseconds> ParseWait(const std::string& text) {
   if (text.empty()) return std::chrono::milliseconds(0);
   double seconds = 0;
@@ -29,4 +39,4 @@ Result<std::chrono::milliseconds> ParseWait(const std::string& text) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
 }
 
-}  // namespace tessera::controlplane
+}  // namespace tessera::server

@@ -25,7 +25,11 @@
 #include "net/http_server.h"
 #include "store/state_store.h"
 
-namespace tessera::controlplane {
+namespace tessera::server {
+
+using controlplane::ControlPlane;
+using controlplane::ControlPlaneOptions;
+using controlplane::StoreCheck;
 
 struct ServerOptions {
   std::string data_dir = "tessera-data";  // state.db and task logs
@@ -70,7 +74,8 @@ class Server {
  private:
   Server() = default;
   // What the router asks first: nothing while this replica serves; a
-  // redirect or a 503 while it does not lead.
+  // redirect or a 503 while it does not lead. (The routes then find the
+  // caller: api_routes.h.)
   std::optional<net::HttpResponse> Gate(net::HttpRequest& request) const;
   net::HttpResponse LeaderInfo() const;  // GET /v1/leader
   // Elected: recover from the store, fenced by the epoch, then serve.
@@ -95,4 +100,4 @@ class Server {
   std::thread promotion_;
 };
 
-}  // namespace tessera::controlplane
+}  // namespace tessera::server

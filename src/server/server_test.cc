@@ -1,6 +1,6 @@
 // The control plane through its HTTP API, in one process: an agent's side is
 // played by the test with the same client the agent uses.
-#include "controlplane/server.h"
+#include "server/server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include "spec/job_yaml.h"
 #include "store/sqlite_store.h"
 
-namespace tessera::controlplane {
+namespace tessera::server {
 namespace {
 
 using ::testing::HasSubstr;
@@ -648,4 +648,4 @@ TEST_F(ServerTest, ARestartBackoffSurvivesAServerRestart) {
 }
 
 }  // namespace
-}  // namespace tessera::controlplane
+}  // namespace tessera::server

@@ -6,17 +6,20 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "net/http_types.h"
 
-namespace tessera::controlplane {
+namespace tessera::server {
 
 // A non-negative integer (ids, offsets, revisions, limits).
 Result<std::int64_t> ParseCount(std::string_view field, const std::string& text);
 // The query parameter `name` as a count; `fallback` when it is absent.
 Result<std::int64_t> QueryCount(const net::HttpRequest& request, std::string_view name, std::int64_t fallback);
+// The query parameter `name`, one of `choices` (the first when absent).
+Result<std::string> QueryChoice(const net::HttpRequest& request, std::string_view name, const std::vector<std::string>& choices);
 // A long poll's wait in seconds ("2.5"), between 0 and 60; empty is 0.
 Result<std::chrono::milliseconds> ParseWait(const std::string& text);
 
-}  // namespace tessera::controlplane
+}  // namespace tessera::server

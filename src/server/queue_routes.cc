@@ -1,0 +1,70 @@
+// The queues' routes: list, create or update, delete. A queue's body names
+// its quota in GPUs ("guaranteed", "limit", "userLimit"), its fair-share
+// weight and who administers it and may submit there.
+#include <tuple>
+
+#include "api/json_reader.h"
+#include "server/api_routes.h"
+#include "server/http_answers.h"
+
+namespace tessera::server {
+
+namespace {
+
+using net::ExchangePtr;
+using nlohmann::json;
+
+// PUT /v1/queues/{path*}: every field optional; absent or null limits are none.
+Result<controlplane::QueueChange> ReadQueueChange(const net::HttpRequest& request) {
+  Result<json> body = api::ParseJsonBody(request.body.empty() ? "{}" : request.body);
+  if (!body.ok()) return body.status();
+  Result<api::JsonObject> o = api::JsonObject::Read(*body, "", {"guaranteed", "limit", "weight", "userLimit", "admins", "members"});
+  if (!o.ok()) return o.status();
+  controlplane::QueueChange change;
+  TESSERA_RETURN_IF_ERROR(o->ReadStringList("admins", &change.access.admins));
+  TESSERA_RETURN_IF_ERROR(o->ReadStringList("members", &change.access.members));
+  double guaranteed = 0, weight = 1;
+  double limit = -1, user_limit = -1;
+  TESSERA_RETURN_IF_ERROR(o->ReadNumber("guaranteed", &guaranteed));
+  TESSERA_RETURN_IF_ERROR(o->ReadNumber("weight", &weight));
+  constexpr double kMostGpus = 1e9;  // far beyond any cluster, and safe in milli-GPUs
+  for (auto [key, out, least] : {std::tuple{"limit", &limit, 0.0}, {"userLimit", &user_limit, 0.001}}) {
+    if (!o->Has(key) || o->Raw(key).is_null()) continue;
+    TESSERA_RETURN_IF_ERROR(o->ReadNumber(key, out));
+    if (*out < least || *out > kMostGpus) {
+      return InvalidArgument(std::string(key) + ": must be between " + (least > 0 ? "0.001" : "0") + " and 1e9 GPUs");
+    }
+  }
+  if (guaranteed < 0 || guaranteed > kMostGpus) return InvalidArgument("guaranteed: must be between 0 and 1e9 GPUs");
+  if (weight <= 0) return InvalidArgument("weight: must be above zero");
+  const auto milli_or_unlimited = [](double gpus) { return gpus < 0 ? model::kUnlimited : static_cast<std::int64_t>(gpus * 1000 + 0.5); };
+  change.spec = {request.params.at("path"), static_cast<std::int64_t>(guaranteed * 1000 + 0.5), milli_or_unlimited(limit), weight,
+                 milli_or_unlimited(user_limit)};
+  return change;
+}
+
+}  // namespace
+
+std::vector<ApiRoute> QueueRoutes(ControlPlane& plane) {
+  ControlPlane* p = &plane;
+  using C = const auth::Caller&;
+  return {
+      {"GET", "/v1/queues", auth::Access::kRead, [p](const ExchangePtr& ex, C) { ex->Reply(JsonResponse(200, p->ListQueues())); }},
+      {"PUT", "/v1/queues/{path*}", auth::Access::kWrite,
+       [p](const ExchangePtr& ex, C caller) {
+         Result<controlplane::QueueChange> change = ReadQueueChange(ex->request());
+         if (!change.ok()) return ex->Reply(StatusResponse(change.status()));
+         p->PutQueue(caller, std::move(*change), ReplyWith<bool>(ex, [path = ex->request().params.at("path")](bool created) {
+                       return JsonResponse(created ? 201 : 200, {{"name", path}});
+                     }));
+       }},
+      {"DELETE", "/v1/queues/{path*}", auth::Access::kWrite,
+       [p](const ExchangePtr& ex, C caller) {
+         p->DeleteQueue(caller, ex->request().params.at("path"), [ex](const Status& status) {
+           ex->Reply(status.ok() ? net::HttpResponse{204, "application/json", "", {}} : StatusResponse(status));
+         });
+       }},
+  };
+}
+
+}  // namespace tessera::server
