@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/quantity.h"
 #include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/table.h"
@@ -169,6 +170,9 @@ void Describe(const JobArgs& a) {
               << "   Restarts: " << j["restarts"].get<int>() << "/" << j["maxRestarts"].get<int>() << "\n";
     if (!j["message"].get<std::string>().empty()) std::cout << "Message:    " << j["message"].get<std::string>() << "\n";
     std::cout << "GPUs:       " << FormatGpus(j["gpus"].get<double>()) << " in " << j["taskCount"].get<int>() << " tasks\n";
+    if (j.value("proportionalGpuMemory", false)) {
+      std::cout << "GPU memory: a fraction's share of the GPU it lands on (no gpuMemory asked: 0.5 of an 80Gi GPU holds 40Gi)\n";
+    }
     if (const double held = j.value("gpuSeconds", 0.0); held > 0) {
       const double idle = j.value("idleGpuSeconds", 0.0);
       std::cout << "GPU time:   " << FormatGpus(held / 3600.0) << " GPU-hours, " << FormatGpus(100.0 * idle / held)
@@ -180,7 +184,9 @@ void Describe(const JobArgs& a) {
       for (const json& t : j["tasks"]) {
         std::string gpus;
         for (const json& g : t["gpus"]) gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
-        if (t["gpuMilli"].get<int>() > 0 && t["gpuMilli"].get<int>() < 1000) gpus += " (" + FormatGpus(t["gpuMilli"].get<int>() / 1000.0) + ")";
+        if (const int milli = t["gpuMilli"].get<int>(); milli > 0 && milli < 1000) {
+          gpus += " (" + FormatGpus(milli / 1000.0) + " GPU, " + FormatBytes(t["gpuMemory"].get<std::int64_t>()) + ")";
+        }
         tasks.Add({t["name"], t["node"], gpus.empty() ? "-" : gpus, t["state"],
                    t.contains("exitCode") ? std::to_string(t["exitCode"].get<int>()) : "-"});
       }
@@ -268,7 +274,7 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_option("--name", args->name, "Job name (quick form; default from the command)");
     cmd->add_option("-q,--queue", args->queue, "Queue (quick form; default: default)");
     cmd->add_option("--gpus", args->gpus, "GPUs per task: whole (2) or a fraction (0.25)");
-    cmd->add_option("--gpu-memory", args->gpu_memory, "GPU memory per GPU, e.g. 20Gi (needed with a fraction)");
+    cmd->add_option("--gpu-memory", args->gpu_memory, "GPU memory per GPU, e.g. 20Gi (a fraction without it holds its share of the GPU's memory)");
     cmd->add_option("--gpu-model", args->gpu_model, "Accepted GPU models, e.g. H100|H200");
     cmd->add_option("--gpu-sharing", args->gpu_sharing, "How a fraction shares its GPU: vgpu (default), mps, timeslice");
     cmd->add_option("--gpu-memory-burst", args->gpu_memory_burst,

@@ -1,5 +1,6 @@
 #include "controlplane/record_codecs.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "api/agent_protocol.h"
@@ -211,6 +212,9 @@ json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record
             {"hung", record.attempt > 0 && record.hung_attempt == record.attempt},
             {"tasks", tasks}};
   if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
+  // A fraction without gpuMemory holds its share of the GPU it lands on; describe says so.
+  const auto proportional = [](const model::TaskGroup& g) { return g.request.fractional() && g.request.gpu_memory == 0; };
+  if (std::any_of(job.groups.begin(), job.groups.end(), proportional)) j["proportionalGpuMemory"] = true;
   return j;
 }
 
@@ -232,7 +236,7 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
       *j, "",
       {"id", "name", "queue", "user", "submitDir", "state", "priority", "preemptible", "gpus", "taskCount", "submitTime",
        "scheduledTime", "runningTime", "endTime", "attempt", "restarts", "maxRestarts", "attainedGpuSeconds", "gpuSeconds",
-       "idleGpuSeconds", "message", "hung", "tasks", "restartAfter"},
+       "idleGpuSeconds", "message", "hung", "tasks", "restartAfter", "proportionalGpuMemory"},
       {"id", "state", "queue", "user", "submitTime", "attempt", "tasks"});
   if (!o.ok()) return o.status();
   StoredJob job;

@@ -28,8 +28,10 @@ std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nod
     const Node& node = cluster.node(id);
     if (!NodeHoldsTask(cluster, node, r)) continue;
     std::int64_t by_gpu = r.gpu_milli == 0 ? kUnlimited : (node.gpu_count * 1000LL) / r.gpu_milli;
-    if (r.fractional()) by_gpu = node.gpu_count * std::min<std::int64_t>(1000 / r.gpu_milli,
-                                                                          cluster.gpu(node.first_gpu).memory / std::max<std::int64_t>(r.gpu_memory, 1));
+    if (r.fractional()) {
+      const std::int64_t gpu_memory = cluster.gpu(node.first_gpu).memory;
+      by_gpu = node.gpu_count * std::min<std::int64_t>(1000 / r.gpu_milli, gpu_memory / std::max<std::int64_t>(r.MemoryOn(gpu_memory), 1));
+    }
     const std::int64_t by_cpu = r.cpu_milli > 0 ? node.cpu_milli / r.cpu_milli : kUnlimited;
     const std::int64_t by_mem = r.memory > 0 ? node.memory / r.memory : kUnlimited;
     // Saturates: a task that asks nothing fits kUnlimited times on every node.

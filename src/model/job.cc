@@ -9,7 +9,8 @@ namespace {
 
 Resources PerTask(const TaskRequest& r) {
   // A whole-GPU task holds all the memory of its GPUs; its gpu_memory is a
-  // lower bound on the GPU model, not an amount, so it is not summed here.
+  // lower bound on the GPU model, not an amount, so it is not summed here. A
+  // fraction's proportional share is known only where it lands: 0 here.
   return Resources{r.gpu_milli, r.fractional() ? r.gpu_memory : 0, r.cpu_milli, r.memory};
 }
 

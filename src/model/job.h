@@ -26,7 +26,8 @@ using QueueId = StrongId<QueueTag>;
 
 // What one task asks for. gpu_milli is a multiple of 1000 (whole GPUs) or below
 // 1000 (a fraction of one GPU). For whole GPUs gpu_memory is the least memory
-// each GPU must have; for a fraction it is the memory the task holds on its GPU.
+// each GPU must have; for a fraction it is the memory the task holds on its GPU,
+// or, when 0, the fraction's share of whichever GPU it lands on (MemoryOn).
 struct TaskRequest {
   std::int64_t gpu_milli = 0;
   std::int64_t gpu_memory = 0;
@@ -42,6 +43,11 @@ struct TaskRequest {
   bool Accepts(GpuModelId model) const { return models == 0 || (models >> model.value() & 1); }
 
   bool fractional() const { return gpu_milli > 0 && gpu_milli < 1000; }
+  // The memory a fraction holds on a GPU of `gpu_bytes`: gpu_memory, or with
+  // none asked its proportional share (0.5 of an 80 GiB GPU: 40 GiB).
+  std::int64_t MemoryOn(std::int64_t gpu_bytes) const {
+    return fractional() && gpu_memory == 0 ? gpu_bytes * gpu_milli / 1000 : gpu_memory;
+  }
   std::int32_t whole_gpus() const { return static_cast<std::int32_t>(gpu_milli / 1000); }
 };
 

@@ -113,9 +113,6 @@ Result<WorkloadJob> ParseJob(const json& line) {
   if (group.request.gpu_milli > 1000 && group.request.gpu_milli % 1000) {
     return InvalidArgument("gpus: above one GPU, ask for whole GPUs");
   }
-  if (group.request.fractional() && group.request.gpu_memory == 0) {
-    return InvalidArgument("gpuMemory: a fraction of a GPU needs gpuMemory, the memory cap on the shared GPU");
-  }
   if (group.request.gpu_memory_burst > 0 && (!group.request.fractional() || group.request.sharing != model::GpuSharing::kVgpu)) {
     return InvalidArgument("gpuMemoryBurst: a memory burst is for a fraction of a GPU shared as vgpu");
   }

@@ -118,7 +118,6 @@ TEST(JsonLinesTraceTest, MalformedLinesNameFileLineAndReason) {
       {"{\"name\": \"x\", \"submit\": 0, \"duration\": 5, \"gpus\": 1", ":2: malformed JSON"},
       {"{\"name\": \"x\", \"submit\": 0, \"duration\": 5, \"gpus\": 1, \"gpu\": 2}", ":2: gpu: unknown field"},
       {"{\"name\": \"x\", \"submit\": 0, \"gpus\": 1}", ":2: duration: required field is missing"},
-      {"{\"name\": \"x\", \"submit\": 0, \"duration\": 5, \"gpus\": 0.5}", ":2: gpuMemory: a fraction of a GPU needs gpuMemory"},
       {"{\"name\": \"x\", \"submit\": 0, \"duration\": 5, \"gpus\": 1.5}", ":2: gpus: above one GPU, ask for whole GPUs"},
       {"{\"name\": \"x\", \"submit\": 0, \"duration\": \"soon\", \"gpus\": 1}", ":2: duration: 'soon' is not a duration"},
       {"{\"name\": \"x\", \"submit\": 0, \"duration\": 5, \"gpus\": 1, \"tasks\": 0}", ":2: tasks: expected an integer of at least 1"},

@@ -251,9 +251,6 @@ class JobParser {
     if (r.gpu_milli > 1000 && r.gpu_milli % 1000 != 0) {
       return res->Get("gpus")->Error(FormatMilli(r.gpu_milli) + " GPUs: above one GPU, ask for whole GPUs");
     }
-    if (r.fractional() && !res->Has("gpuMemory")) {
-      return res->Get("gpus")->Error("a fraction of a GPU needs gpuMemory, the memory cap on the shared GPU");
-    }
     if (res->Has("gpuMemory")) {
       if (r.gpu_milli == 0) return res->Get("gpuMemory")->Error("gpuMemory is memory on a GPU, but gpus is 0");
       if (r.gpu_memory <= 0) return res->Get("gpuMemory")->Error("must be positive");

@@ -381,9 +381,6 @@ INSTANTIATE_TEST_SUITE_P(
         // GPU rules.
         BadJob{"FractionAboveOne", kHead + "      resources: {gpus: 1.5, gpuMemory: 10Gi}\n",
                {"j.yaml:7:25: spec.tasks[0].resources.gpus: 1.5 GPUs: above one GPU, ask for whole GPUs"}},
-        BadJob{"FractionWithoutMemory", kHead + "      resources: {gpus: 0.25}\n",
-               {"j.yaml:7:25: spec.tasks[0].resources.gpus: a fraction of a GPU needs gpuMemory, the memory cap on "
-                "the shared GPU"}},
         BadJob{"GpuMemoryWithoutGpus", kHead + "      resources: {cpus: 1, gpuMemory: 10Gi}\n",
                {"j.yaml:7:39: spec.tasks[0].resources.gpuMemory: gpuMemory is memory on a GPU, but gpus is 0"}},
         // Topology, checkpoint, restart, dependencies.

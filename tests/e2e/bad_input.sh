@@ -25,7 +25,14 @@ printf 'apiVersion: tessera/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  tasks: 
 expect 2 "unknown.yaml:5:.*unknown field 'gpu'" "$TESSERA" submit "$WORK/unknown.yaml"
 expect 2 "9 GPUs per task, but the largest node has 4" "$TESSERA" submit --gpus 9 -- true
 expect 2 "unknown queue 'nope'" "$TESSERA" submit --queue nope -- true
-expect 2 "a fraction of a GPU needs gpuMemory" "$TESSERA" submit --gpus 0.5 -- true
+expect 2 "gpuMemory is memory on a GPU, but gpus is 0" "$TESSERA" submit --gpu-memory 10Gi -- true
+expect 2 "unknown command 'job'; did you mean 'jobs'?" "$TESSERA" job
+set +e
+"$TESSERA" >"$WORK/out" 2>&1
+got=$?
+set -e
+[ "$got" -eq 2 ] || fail "tessera alone exited $got, want 2"
+grep -q "submit .*Submit jobs" "$WORK/out" || fail "tessera alone should print the commands: $(cat "$WORK/out")"
 expect 2 "nothing to submit" "$TESSERA" submit
 expect 4 "no job 999" "$TESSERA" describe 999
 expect 4 "no job 999" "$TESSERA" cancel 999

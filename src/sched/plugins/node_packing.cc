@@ -91,7 +91,7 @@ PlaceVerdict NodePacking::Place(const model::Job& job, Cluster& cluster, const P
     for (std::uint64_t bits = choice.gpus; bits; bits &= bits - 1) {
       const model::GpuId gpu = node.gpu(std::countr_zero(bits));
       if (r.fractional()) {
-        task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.gpu_memory, r.sharing});
+        task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.MemoryOn(cluster.gpu(gpu).memory), r.sharing});
       } else {
         task.gpus.push_back({gpu, 1000, cluster.gpu(gpu).memory});
       }
@@ -126,7 +126,7 @@ NodePacking::Choice RandomPlacement::Choose(const TaskRequest& r, const Cluster&
     } else {
       for (std::int32_t i = 0; i < node.gpu_count; ++i) {
         const model::Gpu& gpu = cluster.gpu(node.gpu(i));
-        if (gpu.Takes(r.gpu_milli, r.gpu_memory, r.sharing)) {
+        if (gpu.Takes(r.gpu_milli, r.MemoryOn(gpu.memory), r.sharing)) {
           candidates.push_back({node.id, std::uint64_t{1} << i});
         }
       }
@@ -178,7 +178,7 @@ NodePacking::Choice FgdPlacement::Choose(const TaskRequest& r, const Cluster& cl
     } else {
       for (std::int32_t i = 0; i < node.gpu_count; ++i) {
         const model::Gpu& gpu = cluster.gpu(node.gpu(i));
-        if (!gpu.Takes(r.gpu_milli, r.gpu_memory, r.sharing)) continue;
+        if (!gpu.Takes(r.gpu_milli, r.MemoryOn(gpu.memory), r.sharing)) continue;
         NodeFree after = now;
         after.free[i] -= static_cast<std::int32_t>(r.gpu_milli);
         consider(node, std::uint64_t{1} << i, after, before);
