@@ -173,6 +173,21 @@ TEST_F(TopologyPackingTest, FractionJoinsASharedGpuRatherThanAFreeOne) {
   EXPECT_THAT(out_[0].gpus, ElementsAre(model::GpuShare{cluster.node(model::NodeId(1)).gpu(1), 250, 20 * kGiB}));
 }
 
+TEST_F(TopologyPackingTest, AFractionWithoutMemoryHoldsItsShareOfTheGpusMemory) {
+  model::Cluster cluster = MakeCluster(1, 2);  // 80 GiB GPUs
+  // 60 GiB held on GPU 0 leave too little for half of its memory: the half goes to GPU 1.
+  cluster.Allocate(GpuFraction(cluster, 0, 0, 250, 60 * kGiB));
+  ASSERT_TRUE(Place(MakeJob({.gpu_milli = 500}), cluster));
+  ASSERT_EQ(out_.size(), 1u);
+  EXPECT_THAT(out_[0].gpus, ElementsAre(model::GpuShare{cluster.node(model::NodeId(0)).gpu(1), 500, 40 * kGiB}));
+  // The next half fits beside it on GPU 1, and a third half nowhere.
+  cluster.Allocate(out_[0]);
+  ASSERT_TRUE(Place(MakeJob({.gpu_milli = 500}), cluster));
+  EXPECT_EQ(out_[0].gpus[0].gpu, cluster.node(model::NodeId(0)).gpu(1));
+  cluster.Allocate(out_[0]);
+  EXPECT_FALSE(Place(MakeJob({.gpu_milli = 500}), cluster));
+}
+
 TEST_F(TopologyPackingTest, AFractionSharesOnlyAGpuSharedTheSameWay) {
   model::Cluster cluster = MakeCluster(1, 2);
   model::TaskPlacement timesliced = GpuFraction(cluster, 0, 1, 250, kGiB);
