@@ -66,6 +66,12 @@ TEST(Tokens, RevokedAndExpiredAreUnusable) {
   EXPECT_NE(Unusable(r, 1000).find("revoked"), std::string::npos);
 }
 
+TEST(Tokens, HmacMatchesRfc4231) {
+  // RFC 4231, test case 2.
+  EXPECT_EQ(HmacSha256Hex("Jefe", "what do ya want for nothing?"), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_NE(HmacSha256Hex("Jefe", "what do ya want for nothing!"), HmacSha256Hex("Jefe", "what do ya want for nothing?"));
+}
+
 TEST(Roles, AccessLevels) {
   EXPECT_TRUE(Allows(Role::kViewer, Access::kRead));
   EXPECT_FALSE(Allows(Role::kViewer, Access::kWrite));

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <cstdint>
@@ -70,6 +71,14 @@ std::string RandomHex(std::size_t bytes) {
     throw std::runtime_error("OpenSSL RAND_bytes failed: no randomness for a token");
   }
   return Hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+}
+
+std::string HmacSha256Hex(std::string_view key, std::string_view message) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+       digest, &length);
+  return Hex(digest, length);
 }
 
 NewToken GenerateToken(std::string user, Role role) {

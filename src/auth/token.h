@@ -56,5 +56,8 @@ Result<TokenRecord> TokenFromJson(const nlohmann::json& value);
 
 // n random bytes as lower-case hex (OpenSSL's RAND_bytes).
 std::string RandomHex(std::size_t bytes);
+// HMAC-SHA-256 of `message` under `key`, in hex: a secret derived from a kept
+// key, the same each time it is asked (a job attempt's step secret).
+std::string HmacSha256Hex(std::string_view key, std::string_view message);
 
 }  // namespace tessera::auth

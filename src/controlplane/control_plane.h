@@ -321,6 +321,7 @@ class ControlPlane {
   std::vector<EventWaiter> event_waiters_;
   ControlPlaneStats stats_;
   std::int64_t epoch_ = 0;
+  std::string step_key_;  // what each run's TESSERA_STEP_SECRET is derived from (kept in the store's meta)
   std::map<std::string, QueueAccess> queue_access_;  // by queue path
 
   // Tokens are read on every request: a lock of their own, not mu_.

@@ -10,7 +10,8 @@ std::int32_t MasterPort(std::int64_t job_id) { return 29500 + static_cast<std::i
 std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::int64_t job_id,
                                                    const std::string& queue_path, const JobRecord& record,
                                                    std::size_t task,
-                                                   const std::function<std::string(const std::string&)>& address_of) {
+                                                   const std::function<std::string(const std::string&)>& address_of,
+                                                   const std::string& step_secret) {
   const std::vector<TaskRecord>& tasks = record.tasks;
   const TaskRecord& self = tasks[task];
   std::vector<std::string> nodes;  // distinct nodes in rank order
@@ -48,6 +49,14 @@ std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::i
   env["TESSERA_TASK_INDEX"] = std::to_string(task);
   env["TESSERA_ATTEMPT"] = std::to_string(record.attempt);
   env["TESSERA_RESTART_COUNT"] = std::to_string(job.restarts);
+  std::string names, addresses;
+  for (const std::string& node : nodes) {
+    names += (names.empty() ? "" : ",") + node;
+    addresses += (addresses.empty() ? "" : ",") + address_of(node);
+  }
+  env["TESSERA_NODES"] = names;
+  env["TESSERA_NODE_ADDRESSES"] = addresses;
+  env["TESSERA_STEP_SECRET"] = step_secret;
   return env;
 }
 

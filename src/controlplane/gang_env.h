@@ -10,6 +10,12 @@
 //                              environment (one task per node runs torchrun)
 //   TESSERA_JOB_ID, TESSERA_JOB_NAME, TESSERA_QUEUE, TESSERA_TASK_NAME,
 //   TESSERA_TASK_INDEX, TESSERA_ATTEMPT, TESSERA_RESTART_COUNT
+//   TESSERA_NODES, TESSERA_NODE_ADDRESSES
+//                              the job's nodes and their addresses, in node rank
+//                              order, comma-separated (Slurm's SLURM_JOB_NODELIST)
+//   TESSERA_STEP_SECRET        a secret of this run alone, which only its tasks
+//                              hold: how they know each other (srun's step
+//                              launches between the run's nodes)
 // The agent adds CUDA_VISIBLE_DEVICES, TESSERA_NODE_NAME and
 // TESSERA_CHECKPOINT_DIR, which depend on the node.
 #pragma once
@@ -31,6 +37,7 @@ std::int32_t MasterPort(std::int64_t job_id);
 std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::int64_t job_id,
                                                    const std::string& queue_path, const JobRecord& record,
                                                    std::size_t task,
-                                                   const std::function<std::string(const std::string&)>& address_of);
+                                                   const std::function<std::string(const std::string&)>& address_of,
+                                                   const std::string& step_secret);
 
 }  // namespace tessera::controlplane

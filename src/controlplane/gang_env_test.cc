@@ -19,7 +19,7 @@ TEST(GangEnvTest, RanksNodesAndLocalRanksFollowPlacement) {
     record.tasks.push_back(t);
   }
   const auto address = [](const std::string& node) { return node == "n1" ? std::string("10.0.0.1") : std::string("10.0.0.2"); };
-  auto rank2 = GangEnvironment(job, 42, "research", record, 2, address);
+  auto rank2 = GangEnvironment(job, 42, "research", record, 2, address, "s3cret");
   EXPECT_EQ(rank2["MASTER_ADDR"], "10.0.0.1");
   EXPECT_EQ(rank2["MASTER_PORT"], "29542");
   EXPECT_EQ(rank2["WORLD_SIZE"], "4");
@@ -32,7 +32,10 @@ TEST(GangEnvTest, RanksNodesAndLocalRanksFollowPlacement) {
   EXPECT_EQ(rank2["PET_MASTER_ADDR"], "10.0.0.1");
   EXPECT_EQ(rank2["TESSERA_RESTART_COUNT"], "2");
   EXPECT_EQ(rank2["TESSERA_ATTEMPT"], "3");
-  auto rank3 = GangEnvironment(job, 42, "research", record, 3, address);
+  EXPECT_EQ(rank2["TESSERA_NODES"], "n1,n2");
+  EXPECT_EQ(rank2["TESSERA_NODE_ADDRESSES"], "10.0.0.1,10.0.0.2");
+  EXPECT_EQ(rank2["TESSERA_STEP_SECRET"], "s3cret");
+  auto rank3 = GangEnvironment(job, 42, "research", record, 3, address, "s3cret");
   EXPECT_EQ(rank3["LOCAL_RANK"], "2");
   EXPECT_EQ(rank3["LOCAL_WORLD_SIZE"], "3");
   EXPECT_EQ(rank3["NODE_RANK"], "0");

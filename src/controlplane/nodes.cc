@@ -73,7 +73,8 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         a.command = group.command;
         a.env = group.env;
         a.working_dir = group.working_dir;
-        for (auto& [k, v] : GangEnvironment(job, raw, records_.at(id).queue, record, i, address_of)) a.env[k] = v;
+        const std::string secret = auth::HmacSha256Hex(step_key_, std::to_string(raw) + "/" + std::to_string(record.attempt));
+        for (auto& [k, v] : GangEnvironment(job, raw, records_.at(id).queue, record, i, address_of, secret)) a.env[k] = v;
         a.gpus = t.gpus;
         a.gpu_milli = t.gpu_milli;
         a.gpu_memory = t.gpu_memory;

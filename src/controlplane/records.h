@@ -78,6 +78,8 @@ struct JobRecord {
 // The store's kMeta key under which the next job id is kept once the job
 // holding the highest id may have been forgotten.
 inline constexpr const char* kNextJobIdKey = "next-job-id";
+// The key each run's step secret is derived from (gang_env.h): random, made once, kept.
+inline constexpr const char* kStepKeyKey = "step-key";
 
 inline constexpr std::int64_t kMsPerHour = 3'600'000;
 struct UsageKey {

@@ -10,6 +10,7 @@
 // it to the quarantine collection and starts with everything else. A check
 // (`tessera server --check-store`) reads every record and writes nothing.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "api/json_reader.h"
@@ -90,6 +91,10 @@ Status ControlPlane::Load(DamagedRecords& damaged) {
   bool seeded = false;
   std::int64_t next_id = 0;
   TESSERA_RETURN_IF_ERROR(LoadMeta(damaged, &seeded, &next_id));
+  if (step_key_.empty()) {  // a new state (or one from before step secrets)
+    step_key_ = auth::RandomHex(32);
+    writes_.push_back(store::Mutation::Put(store::Collection::kMeta, kStepKeyKey, step_key_));
+  }
   TESSERA_RETURN_IF_ERROR(LoadQueues(damaged, seeded));
   TESSERA_RETURN_IF_ERROR(LoadNodes(damaged));
   rebuild_needed_ = true;
@@ -108,6 +113,12 @@ Status ControlPlane::LoadMeta(DamagedRecords& damaged, bool* seeded, std::int64_
   for (const store::Entry& e : *meta) {
     if (e.key == "queues-seeded") {
       *seeded = true;
+    } else if (e.key == kStepKeyKey) {
+      if (e.value.size() == 64 && std::all_of(e.value.begin(), e.value.end(), [](unsigned char c) { return std::isxdigit(c); })) {
+        step_key_ = e.value;
+      } else {
+        TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kMeta, e.key, e.value, InvalidArgument("value: not 64 hex digits")));
+      }
     } else if (e.key == kNextJobIdKey) {
       Result<std::int64_t> id = DecodeNextJobId(e.value);
       if (id.ok()) {
