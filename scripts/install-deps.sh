@@ -10,6 +10,8 @@ packages=(
   libboost-dev libsqlite3-dev prometheus-cpp-dev libssl-dev libjemalloc-dev
   # end-to-end tests: tasks written in Python, JSON checks, network namespaces
   python3 jq curl iproute2 procps
+  # the Python client (python/): pip install ./python into a venv, offline (setuptools and wheel come with python3-pip)
+  python3-pip python3-venv python3-setuptools python3-wheel
   # metrics tests: promtool and a real Prometheus server
   prometheus
   # dashboard tests: headless Chromium driven through chromedriver by Selenium
