@@ -14,9 +14,8 @@ using nlohmann::json;
 
 // POST /v1/tokens: {"user", "role", "description", "expiresIn"}, every field optional.
 Result<controlplane::TokenRequest> ReadTokenRequest(const net::HttpRequest& request) {
-  Result<json> body = api::ParseJsonBody(request.body.empty() ? "{}" : request.body);
-  if (!body.ok()) return body.status();
-  Result<api::JsonObject> o = api::JsonObject::Read(*body, "", {"user", "role", "description", "expiresIn"});
+  json body;
+  Result<api::JsonObject> o = ReadObjectBody(request, body, {"user", "role", "description", "expiresIn"});
   if (!o.ok()) return o.status();
   controlplane::TokenRequest token;
   std::string role = "user", expires_in;

@@ -6,6 +6,7 @@
 #include "api/json_reader.h"
 #include "server/api_routes.h"
 #include "server/http_answers.h"
+#include "server/request_params.h"
 
 namespace tessera::server {
 
@@ -16,9 +17,8 @@ using nlohmann::json;
 
 // PUT /v1/queues/{path*}: every field optional; absent or null limits are none.
 Result<controlplane::QueueChange> ReadQueueChange(const net::HttpRequest& request) {
-  Result<json> body = api::ParseJsonBody(request.body.empty() ? "{}" : request.body);
-  if (!body.ok()) return body.status();
-  Result<api::JsonObject> o = api::JsonObject::Read(*body, "", {"guaranteed", "limit", "weight", "userLimit", "admins", "members"});
+  json body;
+  Result<api::JsonObject> o = ReadObjectBody(request, body, {"guaranteed", "limit", "weight", "userLimit", "admins", "members"});
   if (!o.ok()) return o.status();
   controlplane::QueueChange change;
   TESSERA_RETURN_IF_ERROR(o->ReadStringList("admins", &change.access.admins));

@@ -29,6 +29,14 @@ Result<std::string> QueryChoice(const net::HttpRequest& request, std::string_vie
   return InvalidArgument(std::string(name) + ": '" + value + "' is not one of: " + listed);
 }
 
+Result<api::JsonObject> ReadObjectBody(const net::HttpRequest& request, nlohmann::json& storage,
+                                       std::initializer_list<std::string_view> allowed) {
+  Result<nlohmann::json> body = api::ParseJsonBody(request.body.empty() ? "{}" : request.body);
+  if (!body.ok()) return body.status();
+  storage = std::move(*body);
+  return api::JsonObject::Read(storage, "", allowed);
+}
+
 Result<std::chrono::milliseconds> ParseWait(const std::string& text) {
   if (text.empty()) return std::chrono::milliseconds(0);
   double seconds = 0;

@@ -8,6 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "api/json_reader.h"
 #include "base/status.h"
 #include "net/http_types.h"
 
@@ -19,6 +22,10 @@ Result<std::int64_t> ParseCount(std::string_view field, const std::string& text)
 Result<std::int64_t> QueryCount(const net::HttpRequest& request, std::string_view name, std::int64_t fallback);
 // The query parameter `name`, one of `choices` (the first when absent).
 Result<std::string> QueryChoice(const net::HttpRequest& request, std::string_view name, const std::vector<std::string>& choices);
+// The body as a JSON object whose keys are all in `allowed` (an empty body is
+// {}); it reads from `storage`, which holds the parsed body.
+Result<api::JsonObject> ReadObjectBody(const net::HttpRequest& request, nlohmann::json& storage,
+                                       std::initializer_list<std::string_view> allowed);
 // A long poll's wait in seconds ("2.5"), between 0 and 60; empty is 0.
 Result<std::chrono::milliseconds> ParseWait(const std::string& text);
 
