@@ -46,9 +46,16 @@ void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
   // A job that a pending or running job waits for by name stays while it
   // does: a running one may be requeued and wait for it again.
   std::set<std::string> awaited;
+  std::set<model::JobId> awaited_ids;  // dependencies by id (tessera sbatch)
   for (const auto* set : {&state_->jobs().pending(), &state_->jobs().running()}) {
     for (const model::JobId id : *set) {
-      for (const model::Dependency& dep : state_->job(id).depends_on) awaited.insert(dep.job_name);
+      for (const model::Dependency& dep : state_->job(id).depends_on) {
+        if (dep.job_id.valid()) {
+          awaited_ids.insert(dep.job_id);
+        } else {
+          awaited.insert(dep.job_name);
+        }
+      }
     }
   }
   std::vector<model::JobId> forget, kept;
@@ -61,7 +68,8 @@ void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
     const model::JobId id = ended_.front();
     ended_.pop_front();
     const std::string& name = state_->job(id).name;
-    (awaited.contains(name) && state_->jobs().FindByName(name) == id ? kept : forget).push_back(id);
+    const bool waited_for = awaited_ids.contains(id) || (awaited.contains(name) && state_->jobs().FindByName(name) == id);
+    (waited_for ? kept : forget).push_back(id);
   }
   ended_.insert(ended_.end(), kept.begin(), kept.end());
   if (forget.empty()) return;

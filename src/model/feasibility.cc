@@ -21,8 +21,10 @@ bool NodeHoldsTask(const Cluster& cluster, const Node& node, const TaskRequest& 
   return cluster.gpu(node.first_gpu).memory >= r.gpu_memory;
 }
 
-// How many tasks of `r` fit into the nodes, each node considered empty.
-std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nodes, const TaskRequest& r) {
+// How many tasks of `r` fit into the nodes, each node considered empty;
+// at most one a node for a onePerNode group.
+std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nodes, const TaskRequest& r,
+                          bool one_per_node) {
   std::int64_t tasks = 0;
   for (NodeId id : nodes) {
     const Node& node = cluster.node(id);
@@ -35,7 +37,8 @@ std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nod
     const std::int64_t by_cpu = r.cpu_milli > 0 ? node.cpu_milli / r.cpu_milli : kUnlimited;
     const std::int64_t by_mem = r.memory > 0 ? node.memory / r.memory : kUnlimited;
     // Saturates: a task that asks nothing fits kUnlimited times on every node.
-    tasks = std::min(kUnlimited, tasks + std::min({by_gpu, by_cpu, by_mem}));
+    const std::int64_t here = std::min({by_gpu, by_cpu, by_mem});
+    tasks = std::min(kUnlimited, tasks + (one_per_node ? std::min<std::int64_t>(here, 1) : here));
   }
   return tasks;
 }
@@ -103,7 +106,7 @@ Status CheckTopology(const Job& job, const Cluster& cluster, const std::vector<T
     for (std::size_t g = 0; g < job.groups.size() && fits; ++g) {
       const TaskRequest& r = requests[g];
       // Inside one node-local NVLink domain: the largest domain of the node.
-      std::int64_t tasks = TasksThatFit(cluster, nodes, r);
+      std::int64_t tasks = TasksThatFit(cluster, nodes, r, job.groups[g].one_per_node);
       if (local_nvlink && r.gpu_milli > 0) {
         const Node& node = cluster.node(nodes[0]);
         std::int64_t domain_gpus = 0;
@@ -165,10 +168,11 @@ Status CheckFeasible(const Job& job, const Cluster& cluster, const QueueTree& qu
     TESSERA_RETURN_IF_ERROR(CheckTask(cluster, r, g));
     std::vector<NodeId> all;
     for (const Node& n : cluster.nodes()) all.push_back(n.id);
-    const std::int64_t fit = TasksThatFit(cluster, all, r);
+    const bool one_per_node = job.groups[g].one_per_node;
+    const std::int64_t fit = TasksThatFit(cluster, all, r, one_per_node);
     if (fit < job.groups[g].min_replicas) {
       return Infeasible(TaskField(g, "replicas") + ": the gang needs " + std::to_string(job.groups[g].min_replicas) +
-                        " such tasks at once, but the whole cluster holds only " + std::to_string(fit));
+                        " such tasks at once" + (one_per_node ? ", one per node," : ",") + " but the whole cluster holds only " + std::to_string(fit));
     }
     requests.push_back(std::move(r));
   }

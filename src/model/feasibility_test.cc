@@ -262,3 +262,22 @@ TEST_F(FeasibilityTest, NonPreemptibleJobsMustFitTheGuarantee) {
 
 }  // namespace
 }  // namespace tessera::model
+
+namespace tessera::model {
+namespace {
+
+TEST_F(FeasibilityTest, OnePerNodeCountsNodesNotGpus) {
+  // Five nodes with GPUs (four H100, one A100): six 1-GPU tasks fit by GPUs, not one per node.
+  Job spread = MakeJob(6, 1000);
+  spread.groups[0].one_per_node = true;
+  EXPECT_THAT(Infeasible(spread), HasSubstr("spec.tasks[0].replicas: the gang needs 6 such tasks at once, one per node, but the whole cluster holds only 5"));
+  spread.groups[0].replicas = spread.groups[0].min_replicas = 5;
+  EXPECT_TRUE(Check(spread).ok());
+  Job leaf = MakeJob(3, 1000);
+  leaf.groups[0].one_per_node = true;
+  leaf.topology = {TopologyLevel::kLeaf, true};  // two nodes a leaf
+  EXPECT_EQ(Check(leaf).code(), StatusCode::kInfeasible);
+}
+
+}  // namespace
+}  // namespace tessera::model

@@ -26,7 +26,7 @@ std::uint64_t Job::ShapeFingerprint() const {
   for (const TaskGroup& g : groups) {
     for (std::int64_t v : {g.request.gpu_milli, g.request.gpu_memory, g.request.cpu_milli, g.request.memory,
                            static_cast<std::int64_t>(g.request.models), static_cast<std::int64_t>(g.request.sharing),
-                           std::int64_t{g.replicas}, std::int64_t{g.min_replicas}}) {
+                           std::int64_t{g.replicas}, std::int64_t{g.min_replicas}, std::int64_t{g.one_per_node}}) {
       h = Mix(h, static_cast<std::uint64_t>(v));
     }
   }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -59,12 +60,24 @@ struct TaskGroup {
   std::vector<std::string> command;
   std::map<std::string, std::string> env;  // added to the task's environment
   std::string working_dir;                 // where the task starts; empty: the agent's work dir
+  // Each task of the group on a node of its own (no two on one node), as a
+  // Slurm allocation holds one task per node: placement treats the group's
+  // tasks as mutually exclusive on a node.
+  bool one_per_node = false;
 };
 
 struct Dependency {
-  enum class When { kSucceeded, kEnded };
-  std::string job_name;
+  // After the other job succeeded, ended in any way, or ended without
+  // succeeding (failed or cancelled: Slurm's afternotok).
+  enum class When { kSucceeded, kEnded, kFailed };
+  Dependency() = default;
+  Dependency(std::string name, When w) : job_name(std::move(name)), when(w) {}
+  Dependency(JobId id, When w) : when(w), job_id(id) {}
+  std::string job_name;  // empty when the job is named by id
   When when = When::kSucceeded;
+  // The job by id instead of by name (sbatch's --dependency=afterok:ID,
+  // where a name may belong to several jobs).
+  JobId job_id;
 };
 
 // The signals a job may name as its checkpoint signal, by name ("SIGUSR1").
@@ -110,6 +123,9 @@ struct alignas(64) Job {
 
  public:
   std::vector<Dependency> depends_on;
+  // Starts only once no earlier job of the same name and user is pending or
+  // running (Slurm's --dependency=singleton).
+  bool singleton = false;
   std::string never_reason;  // set once the job is known never to fit
 
   // Spec.

@@ -25,7 +25,8 @@ enum class WaitReason {
   kUserLimit,         // its user holds what a queue on its path allows one user (detail: queue)
   kOverGuarantee,     // non-preemptible job beyond a guarantee (detail: queue)
   kDependency,        // waits for another job (detail: job)
-  kDependencyFailed,  // never: a job it depends on did not succeed (detail: job)
+  kDependencyFailed,  // never: a job it depends on did not end as required (detail: job)
+  kSingleton,         // a singleton waits for an earlier job of its name and user (detail: job)
   kBackoff,           // a restart held back by spec.restart.backoff (detail: seconds left)
   kInfeasible,        // never: see the job's never_reason
 };

@@ -63,7 +63,10 @@ std::string Explain(const Outcome& outcome, const SchedulerState& state) {
     case WaitReason::kDependency:
       if (outcome.detail < 0) {  // a name no job has (yet): it may still be submitted
         for (const model::Dependency& dep : state.job(outcome.job).depends_on) {
-          if (!state.jobs().FindByName(dep.job_name).valid()) {
+          if (dep.job_id.valid() && !state.jobs().contains(dep.job_id)) {
+            return "waiting: depends on job " + std::to_string(dep.job_id.value()) + ", which this server does not know";
+          }
+          if (!dep.job_id.valid() && !state.jobs().FindByName(dep.job_name).valid()) {
             return "waiting: depends on job '" + dep.job_name + "', which has not been submitted";
           }
         }
@@ -71,8 +74,17 @@ std::string Explain(const Outcome& outcome, const SchedulerState& state) {
       return "waiting: depends on job '" + job_name(outcome.detail) + "'";
     case WaitReason::kBackoff:
       return "waiting: restart backoff, " + std::to_string(outcome.detail) + "s left (spec.restart.backoff)";
-    case WaitReason::kDependencyFailed:
+    case WaitReason::kDependencyFailed: {
+      for (const model::Dependency& dep : state.job(outcome.job).depends_on) {
+        const bool same = dep.job_id.valid() ? dep.job_id.value() == outcome.detail : dep.job_name == job_name(outcome.detail);
+        if (same && dep.when == model::Dependency::When::kFailed) {
+          return "never: depends on job '" + job_name(outcome.detail) + "' failing, and it succeeded";
+        }
+      }
       return "never: depends on job '" + job_name(outcome.detail) + "', which did not succeed";
+    }
+    case WaitReason::kSingleton:
+      return "waiting: singleton: job " + std::to_string(outcome.detail) + " of the same name and user has not ended";
     case WaitReason::kInfeasible:
       return "never: " + state.job(outcome.job).never_reason;
   }

@@ -31,6 +31,7 @@ std::string_view ToString(WaitReason reason) {
     case WaitReason::kOverGuarantee: return "over-guarantee";
     case WaitReason::kDependency: return "dependency";
     case WaitReason::kDependencyFailed: return "dependency-failed";
+    case WaitReason::kSingleton: return "singleton";
     case WaitReason::kBackoff: return "backoff";
     case WaitReason::kInfeasible: return "infeasible";
   }
@@ -54,10 +55,14 @@ bool Session::Eligible(Job& job) {
     return false;
   }
   for (const model::Dependency& dep : job.depends_on) {
-    const JobId other = state_.jobs().FindByName(dep.job_name);
+    const JobId other = !dep.job_id.valid()                   ? state_.jobs().FindByName(dep.job_name)
+                        : state_.jobs().contains(dep.job_id) ? dep.job_id
+                                                              : JobId();
     const JobState s = other.valid() ? state_.job(other).state : JobState::kPending;
     const bool ended = s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
-    if (ended && dep.when == model::Dependency::When::kSucceeded && s != JobState::kSucceeded) {
+    const bool unmet = (dep.when == model::Dependency::When::kSucceeded && s != JobState::kSucceeded) ||
+                       (dep.when == model::Dependency::When::kFailed && s == JobState::kSucceeded);
+    if (ended && unmet) {
       Record(job.id, Verdict::kNever, WaitReason::kDependencyFailed, other.value());
       return false;
     }
@@ -66,7 +71,31 @@ bool Session::Eligible(Job& job) {
       return false;
     }
   }
+  if (job.singleton) {
+    const JobId first = FirstActive(job);
+    if (first != job.id) {
+      Record(job.id, Verdict::kNotNow, WaitReason::kSingleton, first.value());
+      return false;
+    }
+  }
   return true;
+}
+
+JobId Session::FirstActive(const Job& job) {
+  if (!first_active_built_) {
+    // Once a cycle, and only when a singleton is pending: every pending or
+    // running job by (user, name), the oldest kept.
+    first_active_built_ = true;
+    for (const std::vector<JobId>* set : {&state_.jobs().pending(), &state_.jobs().running()}) {
+      for (JobId id : *set) {
+        const Job& j = state_.job(id);
+        auto [it, inserted] = first_active_.try_emplace(j.user + '\n' + j.name, id);
+        if (!inserted && id < it->second) it->second = id;
+      }
+    }
+  }
+  const auto it = first_active_.find(job.user + '\n' + job.name);
+  return it == first_active_.end() ? job.id : it->second;
 }
 
 void Session::BuildStream() {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -90,6 +92,9 @@ class Session {
   void BuildStream();
   void EnterBand(const Band& band);  // fills cursor_ and remaining_ for the band
   bool Eligible(model::Job& job);  // dependencies and feasibility; records when not
+  // The oldest pending or running job with the job's user and name (a
+  // singleton waits for it unless it is the job itself).
+  model::JobId FirstActive(const model::Job& job);
   double Share(model::QueueId queue, bool own);
   void ForgetShares(model::QueueId queue);  // its usage and its ancestors' changed
 
@@ -101,6 +106,8 @@ class Session {
   CycleResult result_;
   std::vector<StreamEntry> stream_;
   std::vector<Band> bands_;
+  std::unordered_map<std::string, model::JobId> first_active_;  // by user and name; see FirstActive
+  bool first_active_built_ = false;
   std::size_t band_ = 0;
   bool band_entered_ = false;
   // Within the current band: per queue, its own jobs as [cursor, end) in

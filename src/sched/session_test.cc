@@ -184,6 +184,78 @@ TEST_F(SessionTest, FailedDependencyIsNever) {
   EXPECT_THAT(Drain(session), ElementsAre("cleanup"));
 }
 
+TEST_F(SessionTest, FailedWhenRunsOnlyAfterAFailure) {
+  const JobId prep = Submit("prep", qa_, 0, 0);
+  const JobId other = Submit("other", qa_, 0, 1);
+  model::Job rescue = MakeJob({.name = "rescue", .queue = qa_});
+  rescue.depends_on.push_back({"prep", model::Dependency::When::kFailed});
+  const JobId rescue_id = state_.Submit(std::move(rescue), 2);
+  model::Job never = MakeJob({.name = "never", .queue = qa_});
+  never.depends_on.push_back({"other", model::Dependency::When::kFailed});
+  const JobId never_id = state_.Submit(std::move(never), 3);
+  {
+    Session session(state_, plugins_, config_, 100);
+    ASSERT_NE(OutcomeOf(session, rescue_id), nullptr);
+    EXPECT_EQ(OutcomeOf(session, rescue_id)->reason, WaitReason::kDependency);  // prep has not ended
+  }
+  state_.Finish(prep, model::JobState::kFailed);
+  state_.Finish(other, model::JobState::kSucceeded);
+  Session session(state_, plugins_, config_, 100);
+  EXPECT_EQ(OutcomeOf(session, rescue_id), nullptr);
+  const Outcome* outcome = OutcomeOf(session, never_id);
+  ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->verdict, Verdict::kNever);
+  EXPECT_EQ(Explain(*outcome, state_), "never: depends on job 'other' failing, and it succeeded");
+  EXPECT_THAT(Drain(session), ElementsAre("rescue"));
+}
+
+TEST_F(SessionTest, DependencyByIdIgnoresLaterJobsOfTheSameName) {
+  const JobId first = Submit("train", qa_, 0, 0);
+  model::Job again = MakeJob({.name = "train", .queue = qa_});
+  model::Dependency dep;
+  dep.job_id = first;  // the same name: only an id can say which
+  again.depends_on.push_back(dep);
+  const JobId again_id = state_.Submit(std::move(again), 1);
+  model::Job unknown = MakeJob({.name = "other", .queue = qa_});
+  model::Dependency missing;
+  missing.job_id = model::JobId(999);
+  unknown.depends_on.push_back(missing);
+  const JobId unknown_id = state_.Submit(std::move(unknown), 2);
+  {
+    Session session(state_, plugins_, config_, 100);
+    ASSERT_NE(OutcomeOf(session, again_id), nullptr);
+    EXPECT_EQ(OutcomeOf(session, again_id)->detail, first.value());
+    EXPECT_EQ(Explain(*OutcomeOf(session, unknown_id), state_), "waiting: depends on job 999, which this server does not know");
+  }
+  state_.Finish(first, model::JobState::kSucceeded);
+  Session session(state_, plugins_, config_, 100);
+  EXPECT_EQ(OutcomeOf(session, again_id), nullptr);
+}
+
+TEST_F(SessionTest, SingletonWaitsForTheEarlierJobOfItsNameAndUser) {
+  model::Job first = MakeJob({.name = "train", .queue = qa_});
+  first.user = "alice";
+  const JobId first_id = state_.Submit(first, 0);
+  model::Job second = first;
+  second.singleton = true;
+  const JobId second_id = state_.Submit(second, 1);
+  model::Job bobs = second;  // another user's job of that name is no obstacle
+  bobs.user = "bob";
+  state_.Submit(bobs, 2);
+  {
+    Session session(state_, plugins_, config_, 100);
+    const Outcome* outcome = OutcomeOf(session, second_id);
+    ASSERT_NE(outcome, nullptr);
+    EXPECT_EQ(outcome->reason, WaitReason::kSingleton);
+    EXPECT_EQ(Explain(*outcome, state_),
+              "waiting: singleton: job " + std::to_string(first_id.value()) + " of the same name and user has not ended");
+    EXPECT_THAT(Drain(session), ElementsAre("train", "train"));  // alice's first and bob's
+  }
+  state_.Finish(first_id, model::JobState::kSucceeded);
+  Session session(state_, plugins_, config_, 100);
+  EXPECT_EQ(OutcomeOf(session, second_id), nullptr);
+}
+
 TEST_F(SessionTest, InfeasibleJobIsRecordedNeverAndNotStreamed) {
   Submit("fits", qa_, 0, 0);
   const JobId huge = state_.Submit(MakeJob({.name = "huge", .gpu_milli = 16'000, .queue = qa_}), 1);

@@ -111,11 +111,12 @@ class JobParser {
   Status ParseSpec(const YamlValue& value, model::Job& job) {
     Result<YamlMap> spec = YamlMap::Read(value,
                                          {"priority", "preemptible", "walltime", "tasks", "topology", "checkpoint",
-                                          "restart", "dependsOn", "hangDetection"},
+                                          "restart", "dependsOn", "hangDetection", "singleton"},
                                          {"tasks"});
     if (!spec.ok()) return spec.status();
     TESSERA_RETURN_IF_ERROR(spec->ReadInt("priority", &job.priority, kMinInt32, kMaxInt32));
     TESSERA_RETURN_IF_ERROR(spec->ReadBool("preemptible", &job.preemptible));
+    TESSERA_RETURN_IF_ERROR(spec->ReadBool("singleton", &job.singleton));
     TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*spec, "walltime", &job.walltime));
 
     // Before the tasks: a task that bursts needs the checkpoint signal.
@@ -180,15 +181,24 @@ class JobParser {
       Result<std::vector<YamlValue>> items = depends->Items();
       if (!items.ok()) return items.status();
       for (const YamlValue& item : *items) {
-        Result<YamlMap> map = YamlMap::Read(item, {"job", "when"}, {"job"});
+        Result<YamlMap> map = YamlMap::Read(item, {"job", "jobId", "when"});
         if (!map.ok()) return map.status();
         model::Dependency dependency;
-        TESSERA_RETURN_IF_ERROR(map->ReadDnsLabel("job", &dependency.job_name));
-        if (dependency.job_name == job.name) return map->Get("job")->Error("a job cannot depend on itself");
+        if (map->Has("job") == map->Has("jobId")) return item.Error("name the job by job (its name) or by jobId, one of them");
+        if (map->Has("jobId")) {
+          std::int32_t id = 0;
+          TESSERA_RETURN_IF_ERROR(map->ReadInt("jobId", &id, 0, kMaxInt32 - 1));
+          dependency.job_id = model::JobId(id);
+        } else {
+          TESSERA_RETURN_IF_ERROR(map->ReadDnsLabel("job", &dependency.job_name));
+          if (dependency.job_name == job.name) return map->Get("job")->Error("a job cannot depend on itself");
+        }
         if (const std::optional<YamlValue> when = map->Find("when")) {
-          Result<std::string> text = ReadChoice(*when, {"succeeded", "ended"});
+          Result<std::string> text = ReadChoice(*when, {"succeeded", "ended", "failed"});
           if (!text.ok()) return text.status();
-          dependency.when = *text == "ended" ? model::Dependency::When::kEnded : model::Dependency::When::kSucceeded;
+          dependency.when = *text == "ended"    ? model::Dependency::When::kEnded
+                            : *text == "failed" ? model::Dependency::When::kFailed
+                                                : model::Dependency::When::kSucceeded;
         }
         job.depends_on.push_back(std::move(dependency));
       }
@@ -198,7 +208,7 @@ class JobParser {
 
   Result<model::TaskGroup> ParseTask(const YamlValue& value, std::map<std::string, YAML::Mark>& names,
                                      bool has_checkpoint_signal) {
-    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env", "workingDir"}, {"name"});
+    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env", "workingDir", "onePerNode"}, {"name"});
     if (!task.ok()) return task.status();
     model::TaskGroup group;
     TESSERA_RETURN_IF_ERROR(task->ReadDnsLabel("name", &group.name));
@@ -220,6 +230,7 @@ class JobParser {
       if (!request.ok()) return request.status();
       group.request = std::move(*request);
     }
+    TESSERA_RETURN_IF_ERROR(task->ReadBool("onePerNode", &group.one_per_node));
     TESSERA_RETURN_IF_ERROR(task->ReadStringList("command", &group.command));
     TESSERA_RETURN_IF_ERROR(task->ReadString("workingDir", &group.working_dir));
     if (!group.working_dir.empty() && group.working_dir.front() != '/') {

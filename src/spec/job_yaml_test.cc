@@ -70,11 +70,13 @@ spec:
       resources: {gpus: 8, cpus: 64, memory: 512Gi, gpuModel: H100, gpuMemory: 80Gi}
       command: [torchrun, --nproc-per-node=8, train.py]
     - name: param-server
+      onePerNode: true
       resources: {cpus: 16, memory: 64Gi}
   topology: {level: leaf, mode: required}
   checkpoint: {interval: 30m}
   restart: {maxRestarts: 5}
-  dependsOn: [{job: data-prep, when: succeeded}, {job: tokenizer, when: ended}]
+  dependsOn: [{job: data-prep, when: succeeded}, {job: tokenizer, when: ended}, {job: eval, when: failed}, {jobId: 12}]
+  singleton: true
 )");
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   ASSERT_EQ(jobs->size(), 1u);
@@ -98,11 +100,17 @@ spec:
   EXPECT_EQ(worker.command, (std::vector<std::string>{"torchrun", "--nproc-per-node=8", "train.py"}));
   EXPECT_EQ(job.groups[1].request.gpu_milli, 0);
   EXPECT_EQ(job.groups[1].replicas, 1);
+  EXPECT_TRUE(job.groups[1].one_per_node);
   EXPECT_EQ(job.topology.level, TopologyLevel::kLeaf);
   EXPECT_TRUE(job.topology.required);
   EXPECT_EQ(job.checkpoint_interval, 1800);
   EXPECT_EQ(job.max_restarts, 5);
-  ASSERT_EQ(job.depends_on.size(), 2u);
+  ASSERT_EQ(job.depends_on.size(), 4u);
+  EXPECT_EQ(job.depends_on[3].job_id, model::JobId(12));
+  EXPECT_TRUE(job.depends_on[3].job_name.empty());
+  EXPECT_EQ(job.depends_on[2].when, model::Dependency::When::kFailed);
+  EXPECT_TRUE(job.singleton);
+  EXPECT_FALSE(worker.one_per_node);
   EXPECT_EQ(job.depends_on[0].job_name, "data-prep");
   EXPECT_EQ(job.depends_on[0].when, model::Dependency::When::kSucceeded);
   EXPECT_EQ(job.depends_on[1].when, model::Dependency::When::kEnded);
@@ -299,7 +307,7 @@ INSTANTIATE_TEST_SUITE_P(
                {"j.yaml:3:21: metadata.team: unknown field 'team'; allowed: name, queue"}},
         BadJob{"UnknownSpecField", kHead + "  priorty: 5\n",
                {"j.yaml:7:3: spec.priorty: unknown field 'priorty'; allowed: priority, preemptible, walltime, tasks, "
-                "topology, checkpoint, restart, dependsOn, hangDetection"}},
+                "topology, checkpoint, restart, dependsOn, hangDetection, singleton"}},
         BadJob{"HangDetectionWithoutATimeout", kHead + "  hangDetection: {action: restart}\n",
                {"spec.hangDetection: name a progressTimeout, a gpuIdleTimeout, or both"}},
         BadJob{"HangDetectionBadAction", kHead + "  hangDetection: {progressTimeout: 10m, action: reboot}\n",
@@ -313,7 +321,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadJob{"UnknownTopologyField", kHead + "  topology: {level: leaf, strict: true}\n",
                {"j.yaml:7:27: spec.topology.strict: unknown field 'strict'; allowed: level, mode"}},
         BadJob{"UnknownDependencyField", kHead + "  dependsOn: [{name: prep}]\n",
-               {"j.yaml:7:16: spec.dependsOn[0].name: unknown field 'name'; allowed: job, when"}},
+               {"j.yaml:7:16: spec.dependsOn[0].name: unknown field 'name'; allowed: job, jobId, when"}},
         // Wrong types.
         BadJob{"IntegerGotWord", kHead + "      replicas: abc\n",
                {"j.yaml:7:17: spec.tasks[0].replicas: expected an integer, got 'abc'"}},
@@ -398,8 +406,11 @@ INSTANTIATE_TEST_SUITE_P(
                {"j.yaml:7:26: spec.restart.maxRestarts: must be between 0 and 2147483647, got -1"}},
         BadJob{"DependsOnItself", kHead + "  dependsOn: [{job: train}]\n",
                {"j.yaml:7:21: spec.dependsOn[0].job: a job cannot depend on itself"}},
-        BadJob{"BadDependencyWhen", kHead + "  dependsOn: [{job: prep, when: failed}]\n",
-               {"j.yaml:7:33: spec.dependsOn[0].when: 'failed' is not one of: succeeded, ended"}},
+        BadJob{"BadDependencyWhen", kHead + "  dependsOn: [{job: prep, when: crashed}]\n",
+               {"j.yaml:7:33: spec.dependsOn[0].when: 'crashed' is not one of: succeeded, ended, failed"}},
+        BadJob{"DependencyByNameAndId", kHead + "  dependsOn: [{job: prep, jobId: 3}]\n",
+               {"spec.dependsOn[0]: name the job by job (its name) or by jobId, one of them"}},
+        BadJob{"SingletonNotABool", kHead + "  singleton: yes\n", {"spec.singleton: expected true or false, got 'yes'"}},
         BadJob{"DependencyCycle",
                "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\n"
                "spec: {tasks: [{name: w}], dependsOn: [{job: b}]}\n---\n"

@@ -75,7 +75,8 @@ bool NodePacking::Usable(const Node& node, const TaskRequest& r, const Cluster& 
 
 PlaceVerdict NodePacking::Place(const model::Job& job, Cluster& cluster, const PlaceOptions& options,
                                 std::vector<model::TaskPlacement>& out) {
-  if (job.topology.required && job.topology.level != model::TopologyLevel::kCluster) {
+  const bool one_per_node = std::any_of(job.groups.begin(), job.groups.end(), [](const model::TaskGroup& g) { return g.one_per_node; });
+  if (one_per_node || (job.topology.required && job.topology.level != model::TopologyLevel::kCluster)) {
     return constrained_->Place(job, cluster, options, out);
   }
   if (auto never = NeverForUnknownGpuModel(job, cluster)) return *std::move(never);

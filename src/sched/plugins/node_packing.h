@@ -17,7 +17,8 @@
 // classes) per task; meant for simulations, not the 25,000-GPU hot path.
 //
 // Both place tasks one by one (a gang's tasks anywhere) and leave gangs with a
-// required topology to topology-packing, so no constraint is ever broken.
+// required topology, or a group placed one task per node, to topology-packing,
+// so no constraint is ever broken.
 #pragma once
 
 #include <memory>

@@ -100,6 +100,8 @@ class Attempt {
   // in O(GPUs per node), that spares placing part of a gang before it fails.
   bool MayHold(TopologyLevel level, std::int32_t group) const;
   void Undo(std::size_t mark);
+  // Whether a task of spread_group_ of the gang being placed is on the node.
+  bool HoldsGroupTask(NodeId node) const;
 
   template <typename Fn>
   void ForEachPool(const TaskRequest& r, Fn&& fn) const {
@@ -118,7 +120,19 @@ class Attempt {
   std::int32_t biggest_task_ = 0;  // whole GPUs of the largest task
   std::int32_t biggest_count_ = 0; // how many mandatory tasks have that size
   std::size_t applied_ = 0;        // tasks at the end of out_ tentatively allocated
+  // While a task of a onePerNode group is placed: its group (else -1) and
+  // where the gang's tasks begin in out_.
+  std::int32_t spread_group_ = -1;
+  std::size_t gang_mark_ = 0;
 };
+
+bool Attempt::HoldsGroupTask(NodeId node) const {
+  // A gang has few tasks per group in practice (one per node): a scan.
+  for (std::size_t t = gang_mark_; t < out_.size(); ++t) {
+    if (out_[t].group == spread_group_ && out_[t].node == node) return true;
+  }
+  return false;
+}
 
 bool Attempt::InDomain(const Node& node, const Domain& domain) const {
   switch (domain.level) {
@@ -134,6 +148,7 @@ bool Attempt::InDomain(const Node& node, const Domain& domain) const {
 
 bool Attempt::Usable(const Node& node, const TaskRequest& r, const Domain& domain) const {
   if (node.indexed_free < 0) return false;  // cordoned or lost
+  if (spread_group_ >= 0 && HoldsGroupTask(node.id)) return false;  // onePerNode
   if (options_.excluded_nodes && (*options_.excluded_nodes)[node.id.index()]) return false;
   if (!r.Accepts(node.model)) return false;
   if (node.free_cpu() < r.cpu_milli || node.free_memory() < r.memory) return false;
@@ -236,6 +251,7 @@ GpuId Attempt::PickSharedGpu(const TaskRequest& r, const Domain& domain) const {
 
 bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& domain, bool apply) {
   const TaskRequest& r = job_.groups[group].request;
+  spread_group_ = job_.groups[group].one_per_node ? group : -1;
   TaskPlacement task;
   task.group = group;
   task.index = index;
@@ -260,6 +276,7 @@ bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& do
       task.gpus.push_back({gpu, 1000, cluster_.gpu(gpu).memory});
     }
   }
+  spread_group_ = -1;
   if (apply) {
     cluster_.Allocate(task);
     ++applied_;
@@ -278,6 +295,7 @@ void Attempt::Undo(std::size_t mark) {
 
 bool Attempt::PlaceGang(const Domain& domain) {
   const std::size_t mark = out_.size();
+  gang_mark_ = mark;
   // Largest tasks first: they have the fewest places to go.
   std::vector<std::int32_t> order(job_.groups.size());  // small: one entry per task group
   for (std::size_t g = 0; g < order.size(); ++g) order[g] = static_cast<std::int32_t>(g);
@@ -401,6 +419,7 @@ bool Attempt::Allowed(Tier tier) const {
 
 bool Attempt::Run() {
   const std::size_t mark = out_.size();
+  gang_mark_ = mark;
   for (const model::TaskGroup& g : job_.groups) {
     const std::int32_t size = g.request.whole_gpus();
     need_whole_ += std::int64_t{size} * g.min_replicas;

@@ -27,6 +27,9 @@
 //     milli-GPUs that still hold it, enough free memory); only when none fits
 //     does it open a whole GPU, on the node with the fewest free GPUs. So
 //     fractions never scatter over otherwise empty GPUs and nodes.
+//   * A group marked onePerNode (a Slurm allocation: one task per node) never
+//     has two tasks on one node: a node holding one of its tasks is not
+//     usable for the next, so such a gang skips the single-node tiers.
 //   * Minimum members of every group are placed first; optional members
 //     (replicas above minReplicas) are added afterwards where they fit.
 //

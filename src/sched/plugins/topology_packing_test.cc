@@ -518,3 +518,38 @@ TEST_F(TopologyPackingTest, RequiredNvlinkGangDoesNotSpanGroups) {
 
 }  // namespace
 }  // namespace tessera::sched
+
+namespace tessera::sched {
+namespace {
+
+// --- one task per node (sbatch's allocations) ---------------------------------
+
+TEST_F(TopologyPackingTest, OnePerNodeGroupNeverSharesANode) {
+  model::Cluster cluster = MakeCluster(4, 8);
+  model::Job packed = fixtures::MakeJob({.gpu_milli = 2000, .replicas = 3});
+  ASSERT_TRUE(Place(packed, cluster));
+  EXPECT_EQ(NodesOf(out_).size(), 1u);  // without the constraint: packed onto one node
+
+  model::Job spread = packed;
+  spread.groups[0].one_per_node = true;
+  ASSERT_TRUE(Place(spread, cluster));
+  EXPECT_EQ(NodesOf(out_).size(), 3u);
+  // Fractions too: each on a GPU of its own node.
+  model::Job fractions = fixtures::MakeJob({.gpu_milli = 250, .replicas = 2});
+  fractions.groups[0].one_per_node = true;
+  ASSERT_TRUE(Place(fractions, cluster));
+  EXPECT_EQ(NodesOf(out_).size(), 2u);
+}
+
+TEST_F(TopologyPackingTest, OnePerNodeGangWaitsForEnoughNodes) {
+  model::Cluster cluster = MakeCluster(2, 8);
+  model::Job spread = fixtures::MakeJob({.gpu_milli = 1000, .replicas = 3});
+  spread.groups[0].one_per_node = true;
+  EXPECT_FALSE(Place(spread, cluster));  // 16 free GPUs, but only two nodes
+  spread.groups[0].replicas = spread.groups[0].min_replicas = 2;
+  EXPECT_TRUE(Place(spread, cluster));
+  EXPECT_EQ(NodesOf(out_).size(), 2u);
+}
+
+}  // namespace
+}  // namespace tessera::sched
