@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddClusterCommands(app);
   tessera::cli::AddAccessCommands(app);
   tessera::cli::AddHistoryCommand(app);
+  tessera::cli::AddSlurmCommands(app);
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--") {
       tessera::cli::CommandAfterDashes().assign(argv + i + 1, argv + argc);

@@ -303,13 +303,13 @@ Result<json> TranslateToJob(const SbatchOptions& o, const SubmitContext& c) {
   if (o.signal) spec["checkpoint"] = {{"signal", o.signal->name}, {"gracePeriod", std::to_string(o.signal->seconds) + "s"}};
   json depends = json::array();
   for (const SbatchDependency& d : o.dependencies) {
-    if (!c.job_name_of) return Error(o, "dependency", "job ids can only be resolved through the server");
-    Result<std::string> name = c.job_name_of(d.job_id);
-    if (!name.ok()) return Error(o, "dependency", name.status().message());
+    if (c.job_exists) {
+      if (Status exists = c.job_exists(d.job_id); !exists.ok()) return Error(o, "dependency", exists.message());
+    }
     const char* when = d.kind == SbatchDependency::Kind::kAfterOk    ? "succeeded"
                        : d.kind == SbatchDependency::Kind::kAfterAny ? "ended"
                                                                      : "failed";
-    depends.push_back({{"job", *name}, {"when", when}});
+    depends.push_back({{"jobId", d.job_id}, {"when", when}});
   }
   if (!depends.empty()) spec["dependsOn"] = depends;
   if (o.singleton) spec["singleton"] = true;

@@ -10,8 +10,8 @@
 //
 // How each option maps, and what is refused, is docs/slurm.md's table.
 // Errors name the option and where it was written ("train.sh:4: --gpus=3:
-// ..."); the dependency ids are turned into job names by the caller's
-// `job_name_of`, since Tessera's dependencies are by name.
+// ..."); dependencies are by job id (spec.dependsOn[].jobId), checked to
+// exist by the caller's `job_exists`.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +37,8 @@ struct SubmitContext {
   std::string user;
   std::string tessera_binary;  // what each task runs (absolute: the nodes share the install)
   std::map<std::string, std::string> environment;  // the submitter's, for --export
-  // A dependency's job id -> the Tessera name it is known by (through the API).
-  std::function<Result<std::string>(std::int64_t)> job_name_of;
+  // Checks that a dependency's job exists (through the API); an error says why not.
+  std::function<Status(std::int64_t)> job_exists;
   // The GPUs of the largest node (of the asked model), for --exclusive; unset: unknown.
   std::optional<std::int32_t> node_gpus;
 };

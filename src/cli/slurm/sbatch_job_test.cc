@@ -17,9 +17,9 @@ SubmitContext Context() {
   c.tessera_binary = "/usr/bin/tessera";
   c.environment = {{"HOME", "/home/alice"}, {"WANDB_KEY", "k"}, {"TESSERA_TOKEN", "secret"}, {"SLURM_JOB_ID", "9"},
                    {"CUDA_VISIBLE_DEVICES", "0"}};
-  c.job_name_of = [](std::int64_t id) -> Result<std::string> {
+  c.job_exists = [](std::int64_t id) -> Status {
     if (id == 404) return NotFound("job 404 does not exist");
-    return "job-" + std::to_string(id);
+    return {};
   };
   c.node_gpus = 8;
   return c;
@@ -53,9 +53,9 @@ TEST(SbatchJobTest, MultiNodeGangOneTaskPerNode) {
   EXPECT_EQ(spec["priority"], 100);
   EXPECT_EQ(spec["restart"]["maxRestarts"], 3);
   EXPECT_EQ(spec["checkpoint"], (json{{"signal", "SIGUSR1"}, {"gracePeriod", "120s"}}));
-  EXPECT_EQ(spec["dependsOn"], (json::array({{{"job", "job-7"}, {"when", "succeeded"}},
-                                             {{"job", "job-8"}, {"when", "failed"}},
-                                             {{"job", "job-9"}, {"when", "ended"}}})));
+  EXPECT_EQ(spec["dependsOn"], (json::array({{{"jobId", 7}, {"when", "succeeded"}},
+                                             {{"jobId", 8}, {"when", "failed"}},
+                                             {{"jobId", 9}, {"when", "ended"}}})));
   EXPECT_TRUE(spec["singleton"].get<bool>());
   const json& task = spec["tasks"][0];
   EXPECT_EQ(task["replicas"], 4);
