@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# tessera sbatch end to end: every directive of the corpus (tests/sbatch/corpus)
+# is accepted; every corpus script runs on a 3-node cluster of fake 4-GPU
+# agents, all at once, and its output (the batch step's log: SLURM_* values,
+# srun's ranks across nodes) matches the "# expect:" lines it carries, with
+# the exit code of "# expect-exit:" (0 by default); -o/-e files, --wrap,
+# dependencies (afterok, afternotok, afterany, singleton) and refusals.
+source "$(dirname "$0")/lib.sh" "$1"
+CORPUS=$(cd "$E2E_DIR/../sbatch/corpus" && pwd)
+
+start_server
+for n in n1 n2 n3; do start_agent "$n" 4; done
+wait_until 20 nodes_ready 3
+RUN=$WORK/run
+mkdir -p "$RUN/work14"
+cd "$RUN"
+
+# 1. Every directive line is accepted (the translated Job is printed, nothing submitted).
+directives=0
+for f in "$CORPUS"/*.sh; do
+  "$TESSERA" sbatch --dry-run "$f" >"$WORK/dry-$(basename "$f").json" 2>"$WORK/dry.err" || fail "$(basename "$f") refused: $(cat "$WORK/dry.err")"
+  directives=$((directives + $(grep -c '^#SBATCH' "$f")))
+done
+scripts=$(ls "$CORPUS"/*.sh | wc -l)
+[ "$scripts" -ge 20 ] || fail "the corpus should hold at least 20 scripts, has $scripts"
+log "all $directives directives of $scripts scripts accepted"
+jq -e '.spec.tasks[0].onePerNode == true and .spec.tasks[0].replicas == 3' "$WORK/dry-19_three_nodes.sh.json" >/dev/null ||
+  fail "a 3-node allocation should be 3 tasks, one per node: $(cat "$WORK/dry-19_three_nodes.sh.json")"
+
+# 2. Every script runs, all submitted at once.
+export CORPUS_MARKER=from-submitter
+declare -A ID
+for f in "$CORPUS"/*.sh; do
+  name=$(basename "$f")
+  args=()
+  [ "$name" = 24_script_args.sh ] && args=(--lr 3e-4)
+  ID[$name]=$("$TESSERA" sbatch --parsable "$f" "${args[@]}") || fail "$name was not submitted"
+done
+# A second link of the singleton chain waits for the first.
+second_singleton=$("$TESSERA" sbatch --parsable "$CORPUS/18_singleton.sh")
+# --wrap, and the sbatch-style answer.
+wrap_answer=$("$TESSERA" sbatch -J wrapped -o wrapped-%j.out --wrap "echo wrapped on \$SLURMD_NODENAME")
+[[ "$wrap_answer" =~ ^Submitted\ batch\ job\ ([0-9]+)$ ]] || fail "sbatch should answer like Slurm's: '$wrap_answer'"
+wrap_id=${BASH_REMATCH[1]}
+# Dependencies by id, between jobs of one name.
+ok=$("$TESSERA" sbatch --parsable -J chain --wrap "exit 0")
+bad=$("$TESSERA" sbatch --parsable -J chain --wrap "exit 1")
+after_ok=$("$TESSERA" sbatch --parsable -J chain -d "afterok:$ok" --wrap "echo after ok")
+after_any=$("$TESSERA" sbatch --parsable -J chain -d "afterany:$bad" --wrap "echo after any")
+after_notok=$("$TESSERA" sbatch --parsable -J chain -d "afternotok:$bad" --wrap "echo after not ok")
+never=$("$TESSERA" sbatch --parsable -J chain -d "afternotok:$ok" --wrap "echo never")
+log "submitted ${#ID[@]} corpus jobs and 7 more"
+
+ended() {
+  local state
+  for id in "$@"; do
+    state=$(job_field "$id" .state)
+    case $state in succeeded | failed | cancelled) ;; *) return 1 ;; esac
+  done
+}
+wait_until 150 ended "${ID[@]}" "$second_singleton" "$wrap_id" "$ok" "$bad" "$after_ok" "$after_any" "$after_notok"
+
+# The batch step's output, once the last of it reached the server.
+stdout_of() { "$TESSERA" logs "$1" --task node-0; }
+matches() { stdout_of "$1" | grep -Eq -- "$2"; }
+for f in "$CORPUS"/*.sh; do
+  name=$(basename "$f")
+  id=${ID[$name]}
+  want_exit=$(sed -n 's/^# expect-exit: //p' "$f")
+  want_exit=${want_exit:-0}
+  state=$(job_field "$id" .state)
+  if [ "$want_exit" = 0 ]; then
+    [ "$state" = succeeded ] || fail "$name (job $id) should succeed, is $state: $(stdout_of "$id"; "$TESSERA" logs "$id" --task node-0 --stderr)"
+  else
+    [ "$state" = failed ] || fail "$name (job $id) should fail, is $state"
+    code=$(job_json "$id" | jq '.tasks[] | select(.name == "node-0") | .exitCode')
+    [ "$code" = "$want_exit" ] || fail "$name (job $id) should exit $want_exit, exited $code"
+  fi
+  while IFS= read -r pattern; do
+    for _ in $(seq 50); do matches "$id" "$pattern" && break; sleep 0.2; done  # the last lines may trail the end by a heartbeat
+    matches "$id" "$pattern" || fail "$name (job $id): no line matches '$pattern' in: $(stdout_of "$id")"
+  done < <(sed -n 's/^# expect: //p' "$f")
+done
+log "every corpus script ran and printed what it expects"
+
+# -o/-e files, relative to the submit directory (or -D), with their patterns.
+grep -qx "to stdout" "logs-split-logs-${ID[07_output_error_files.sh]}.out" || fail "-o file missing or wrong"
+grep -qx "to stderr" "logs-split-logs-${ID[07_output_error_files.sh]}.err" || fail "-e file missing or wrong"
+grep -q "^job ${ID[01_single_gpu.sh]} on" "single-gpu-${ID[01_single_gpu.sh]}.out" || fail "-o with %j missing"
+grep -q "gpus 2 on node" "slurm-${ID[03_gres_typed.sh]}.out" || fail "the default slurm-%j.out is missing"
+grep -q "cwd ends in /work14" "work14/slurm-${ID[14_chdir.sh]}.out" || fail "-D should hold the default output file"
+grep -q "caught SIGUSR1" "slurm-${ID[06_checkpoint_trap.sh]}.out" || fail "the checkpoint output should be in the file"
+grep -q "^wrapped on n" "wrapped-$wrap_id.out" || fail "--wrap output missing"
+[ "$(job_field "$second_singleton" .state)" = succeeded ] || fail "the second singleton should have run"
+first_end=$(job_json "${ID[18_singleton.sh]}" | jq '[.events[] | select(.type == "JobSucceeded") | .time] | max')
+second_start=$(job_json "$second_singleton" | jq '[.events[] | .time] | max')
+[ "$second_start" -ge "$first_end" ] || fail "the second singleton ran before the first ended"
+
+# Dependencies.
+[ "$(job_field "$after_ok" .state)" = succeeded ] || fail "afterok should run after a success"
+[ "$(job_field "$after_any" .state)" = succeeded ] || fail "afterany should run after a failure"
+[ "$(job_field "$after_notok" .state)" = succeeded ] || fail "afternotok should run after a failure"
+wait_until 10 bash -c "\"$TESSERA\" describe -o json $never | jq -e '.message | test(\"failing, and it succeeded\")' >/dev/null"
+[ "$(job_field "$never" .state)" = pending ] || fail "afternotok on a success should never run"
+log "dependencies: afterok, afterany, afternotok and singleton hold"
+
+# 3. Refusals: an error naming the file, the line and the option; exit 2.
+refused() {  # refused EXPECTED-MESSAGE sbatch-args...
+  local want=$1 out status=0
+  shift
+  out=$("$TESSERA" sbatch "$@" 2>&1) || status=$?
+  [ "$status" -eq 2 ] || fail "sbatch $* should exit 2, exited $status: $out"
+  [[ "$out" == *"$want"* ]] || fail "sbatch $*: expected '$want' in: $out"
+}
+printf '#!/bin/bash\n#SBATCH -N 1\n#SBATCH --array=0-9%%2\necho\n' >array.sh
+refused "array.sh:3: --array=0-9%2: job arrays do not exist in Tessera yet" array.sh
+printf '#!/bin/bash\n#SBATCH --mail-type=END --mail-user=a@b.c\necho mailed\n' >mail.sh
+refused "mail.sh:2: --mail-type=END: Tessera sends no mail" mail.sh
+printf '#!/bin/bash\n#SBATCH -N 3 --gpus=4\necho\n' >uneven.sh
+refused "uneven.sh:2: --gpus: 4 GPUs do not divide evenly over 3 nodes" uneven.sh
+printf 'echo no shebang\n' >plain.sh
+refused "plain.sh:1: the first line must be #!" plain.sh
+refused "command line: --dependency: job 99999 does not exist" -d afterok:99999 --wrap true
+refused "command line: --time=2h: '2h' is not a Slurm time" -t 2h --wrap true
+# --ignore-unknown warns and submits.
+out=$("$TESSERA" sbatch --ignore-unknown --parsable mail.sh 2>&1) || fail "--ignore-unknown should submit: $out"
+[[ "$out" == *"warning: mail.sh:2: --mail-type=END: Tessera sends no mail"*"; ignored"* ]] || fail "no warning: $out"
+log "refusals name the script line and the option"
