@@ -72,4 +72,8 @@ class Processes {
 // The exit code of a wait status: the code, or 128 + the signal.
 int ExitCodeOf(int wait_status);
 
+// Writes all of `data` to a blocking descriptor (the step's stdout, stderr,
+// an -o file), retrying on EINTR; gives up on a descriptor that fails.
+void WriteAll(int fd, std::string_view data);
+
 }  // namespace tessera::cli::slurm

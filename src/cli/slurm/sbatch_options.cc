@@ -433,6 +433,19 @@ Result<std::vector<Word>> ScanDirectives(std::string_view script, const std::str
   return words;
 }
 
+OptionWord SplitOptionWord(const std::string& w) {
+  OptionWord o;
+  if (w.starts_with("--")) {
+    const std::size_t eq = w.find('=');
+    o.name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (eq != std::string::npos) o.value = w.substr(eq + 1);
+  } else if (w.size() >= 2) {
+    o.short_name = w[1];
+    if (w.size() > 2) o.value = w.substr(w[2] == '=' ? 3 : 2);
+  }
+  return o;
+}
+
 bool WantsIgnoreUnknown(const std::vector<std::string>& argv) {
   return std::find(argv.begin(), argv.end(), "--ignore-unknown") != argv.end();
 }
@@ -447,18 +460,7 @@ Result<Parsed> ApplyOptions(const std::vector<Word>& words, bool command_line, b
       for (std::size_t j = (w == "--" ? i + 1 : i); j < words.size(); ++j) parsed.positionals.push_back(words[j].text);
       return parsed;
     }
-    // The option's name and, when attached, its value.
-    std::string name;
-    char short_name = 0;
-    std::optional<std::string> value;
-    if (w.starts_with("--")) {
-      const std::size_t eq = w.find('=');
-      name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (eq != std::string::npos) value = w.substr(eq + 1);
-    } else {
-      short_name = w[1];
-      if (w.size() > 2) value = w.substr(w[2] == '=' ? 3 : 2);
-    }
+    auto [name, short_name, value] = SplitOptionWord(w);
     const OptionSpec* spec = Find(Options(), name, short_name);
     const Refusal* refusal = spec ? nullptr : Find(Refusals(), name, short_name);
     const Arg arg = spec ? spec->arg : refusal ? refusal->arg : Arg::kNone;

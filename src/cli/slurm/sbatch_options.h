@@ -97,6 +97,15 @@ Result<Parsed> ApplyOptions(const std::vector<Word>& words, bool command_line, b
 // directives, which it governs too).
 bool WantsIgnoreUnknown(const std::vector<std::string>& argv);
 
+// One option word split getopt-style: "--nodes=2" -> {"nodes", 0, "2"},
+// "-N2" and "-N=2" -> {"", 'N', "2"}, "--exclusive" -> {"exclusive", 0, none}.
+struct OptionWord {
+  std::string name;
+  char short_name = 0;
+  std::optional<std::string> value;
+};
+OptionWord SplitOptionWord(const std::string& word);
+
 // Slurm sizes: a number with K, M, G or T (powers of 1024), megabytes when bare.
 Result<std::int64_t> ParseSlurmSize(std::string_view text);
 

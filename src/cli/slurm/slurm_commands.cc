@@ -13,11 +13,10 @@
 #include "cli/commands.h"
 #include "cli/slurm/sbatch_job.h"
 #include "cli/slurm/sbatch_options.h"
+#include "cli/slurm/slurm_env.h"
 #include "cli/slurm/srun.h"
 #include "cli/slurm/step_runner.h"
 #include "net/http_types.h"
-
-extern char** environ;
 
 namespace tessera::cli {
 namespace {
@@ -129,11 +128,7 @@ void Sbatch(CLI::App* cmd) {
   context.user = UserName();
   std::error_code ec;
   context.tessera_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view text(*e);
-    const std::size_t eq = text.find('=');
-    if (eq != std::string_view::npos) context.environment.emplace(text.substr(0, eq), text.substr(eq + 1));
-  }
+  context.environment = slurm::CurrentEnvironment();
   context.job_exists = [&](std::int64_t id) -> Status {
     const net::HttpResponse r = server().Raw("GET", "/v1/jobs/" + std::to_string(id));
     if (r.status == 404) return NotFound("job " + std::to_string(id) + " does not exist");

@@ -7,6 +7,8 @@
 
 #include "cli/slurm/hostlist.h"
 
+extern char** environ;
+
 namespace tessera::cli::slurm {
 namespace {
 
@@ -39,6 +41,16 @@ std::string Compress(const StepLayout& layout) {
 }
 
 }  // namespace
+
+Environment CurrentEnvironment() {
+  Environment env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view text(*e);
+    const std::size_t eq = text.find('=');
+    if (eq != std::string_view::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return env;
+}
 
 Result<AllocationView> ReadAllocation(const Environment& env) {
   AllocationView a;

@@ -28,6 +28,9 @@ struct AllocationView {
   std::int32_t attempt = 0;
 };
 
+// This process's environment (environ) as a map.
+Environment CurrentEnvironment();
+
 // Reads TESSERA_JOB_ID, TESSERA_NODES, TESSERA_NODE_ADDRESSES,
 // TESSERA_STEP_SECRET, NODE_RANK and TESSERA_ATTEMPT; an error names what is
 // missing (a server older than the step runner, or a process not started by

@@ -24,10 +24,9 @@
 #include <set>
 
 #include "cli/slurm/processes.h"
+#include "cli/slurm/sbatch_options.h"
 #include "cli/slurm/slurm_env.h"
 #include "cli/slurm/step_protocol.h"
-
-extern char** environ;
 
 namespace tessera::cli::slurm {
 namespace {
@@ -35,15 +34,6 @@ namespace {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 using nlohmann::json;
-
-void WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 
 void Error(const std::string& message) { WriteAll(2, "srun: error: " + message + "\n"); }
 
@@ -88,20 +78,14 @@ std::optional<SrunOptions> Parse(const std::vector<std::string>& args) {
       o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
       break;
     }
-    std::string name;
-    std::optional<std::string> value;
-    if (w.starts_with("--")) {
-      const std::size_t eq = w.find('=');
-      name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (eq != std::string::npos) value = w.substr(eq + 1);
-    } else {
-      const auto it = kShort.find(w[1]);
+    auto [name, short_name, value] = SplitOptionWord(w);
+    if (short_name != 0) {
+      const auto it = kShort.find(short_name);
       if (it == kShort.end()) {
         Error("unrecognized option '" + w + "'");
         return std::nullopt;
       }
       name = it->second;
-      if (w.size() > 2) value = w.substr(2);
     }
     const bool flag = name == "label" || AcceptedFlag(name);
     const bool takes = name == "ntasks" || name == "nodes" || name == "ntasks-per-node" || name == "chdir" || AcceptedWithValue(name);
@@ -306,12 +290,7 @@ class Step {
 int RunSrun(const std::vector<std::string>& args) {
   const std::optional<SrunOptions> options = Parse(args);
   if (!options) return 2;
-  Environment env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view text(*e);
-    const std::size_t eq = text.find('=');
-    if (eq != std::string_view::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
-  }
+  const Environment env = CurrentEnvironment();
   Result<AllocationView> allocation = ReadAllocation(env);
   if (!allocation.ok()) {
     Error(allocation.status().message());

@@ -27,8 +27,6 @@
 #include "cli/slurm/step_protocol.h"
 #include "cli/slurm/step_worker.h"
 
-extern char** environ;
-
 namespace tessera::cli::slurm {
 namespace {
 
@@ -36,25 +34,6 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using asio::ip::tcp;
 using nlohmann::json;
-
-Environment CurrentEnvironment() {
-  Environment env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view text(*e);
-    const std::size_t eq = text.find('=');
-    if (eq != std::string_view::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
-  }
-  return env;
-}
-
-void WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 
 void Log(const std::string& message) { WriteAll(2, "tessera slurm-step: " + message + "\n"); }
 
