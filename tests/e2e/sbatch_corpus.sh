@@ -91,6 +91,8 @@ grep -q "gpus 2 on node" "slurm-${ID[03_gres_typed.sh]}.out" || fail "the defaul
 grep -q "cwd ends in /work14" "work14/slurm-${ID[14_chdir.sh]}.out" || fail "-D should hold the default output file"
 grep -q "caught SIGUSR1" "slurm-${ID[06_checkpoint_trap.sh]}.out" || fail "the checkpoint output should be in the file"
 grep -q "^wrapped on n" "wrapped-$wrap_id.out" || fail "--wrap output missing"
+"$TESSERA" logs "${ID[26_time_limit.sh]}" --task node-0 --stderr | grep -q "CANCELLED DUE TO TIME LIMIT" ||
+  fail "a job past its time limit should say so in its log"
 [ "$(job_field "$second_singleton" .state)" = succeeded ] || fail "the second singleton should have run"
 first_end=$(job_json "${ID[18_singleton.sh]}" | jq '[.events[] | select(.type == "JobSucceeded") | .time] | max')
 second_start=$(job_json "$second_singleton" | jq '[.events[] | .time] | max')

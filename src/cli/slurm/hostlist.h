@@ -13,7 +13,8 @@
 namespace tessera::cli::slurm {
 
 std::string CompressHostlist(const std::vector<std::string>& names);
-// The inverse, for srun and tests: "gpu-[001-003],cpu1" -> gpu-001, gpu-002, gpu-003, cpu1.
+// The inverse, for tests (it trusts its input: a malformed range throws):
+// "gpu-[001-003],cpu1" -> gpu-001, gpu-002, gpu-003, cpu1.
 std::vector<std::string> ExpandHostlist(const std::string& list);
 
 }  // namespace tessera::cli::slurm
