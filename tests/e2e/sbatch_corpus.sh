@@ -128,3 +128,13 @@ refused "command line: --time=2h: '2h' is not a Slurm time" -t 2h --wrap true
 out=$("$TESSERA" sbatch --ignore-unknown --parsable mail.sh 2>&1) || fail "--ignore-unknown should submit: $out"
 [[ "$out" == *"warning: mail.sh:2: --mail-type=END: Tessera sends no mail"*"; ignored"* ]] || fail "no warning: $out"
 log "refusals name the script line and the option"
+
+# 4. Cancelling a running allocation stops srun's tasks on every node.
+running=$("$TESSERA" sbatch --parsable -J long -N 2 --gpus-per-node=1 --wrap "srun sleep 61.25")
+two_sleeps() { [ "$(pgrep -fc 'sleep 61.25' || true)" -ge 2 ]; }
+wait_until 30 two_sleeps
+"$TESSERA" cancel "$running" >/dev/null
+wait_until 20 job_state_is "$running" cancelled
+no_sleeps() { ! pgrep -f 'sleep 61.25' >/dev/null; }
+wait_until 15 no_sleeps
+log "a cancelled allocation leaves no step task behind"

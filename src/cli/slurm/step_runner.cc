@@ -128,6 +128,7 @@ int RunBatchStep(const AllocationView& a, Environment env) {
 
   asio::io_context io;
   int script_code = -1;
+  bool timed_out = false;  // the SIGTERM at the time limit is ours, not a stop
   Processes processes(
       io,
       [&](std::int32_t, int stream, std::string_view data) {
@@ -144,10 +145,19 @@ int RunBatchStep(const AllocationView& a, Environment env) {
   processes.Start(0, launch);
 
   // The agent's signals reach the script and srun's tasks through the group.
+  // After a stop (SIGTERM, SIGINT) the other nodes are being stopped too:
+  // no point in telling their workers the script ended.
+  bool stopped = false;
   asio::signal_set signals(io, SIGUSR1, SIGUSR2, SIGHUP);
   signals.add(SIGTERM);
   signals.add(SIGINT);
-  std::function<void()> watch = [&] { signals.async_wait([&](const boost::system::error_code& e, int) { if (!e) watch(); }); };
+  std::function<void()> watch = [&] {
+    signals.async_wait([&](const boost::system::error_code& e, int signal) {
+      if (e) return;
+      stopped = stopped || ((signal == SIGTERM || signal == SIGINT) && !timed_out);
+      watch();
+    });
+  };
   watch();
   // Slurm's time limit: the --signal warning before it, then the end.
   asio::steady_timer warning(io), limit(io), kill_after(io);
@@ -164,6 +174,7 @@ int RunBatchStep(const AllocationView& a, Environment env) {
     limit.expires_after(std::chrono::seconds(seconds));
     limit.async_wait([&](const boost::system::error_code& e) {
       if (e) return;
+      timed_out = true;
       const std::string message = "slurmstepd: error: *** JOB " + a.job_id + " ON " + a.nodes[0] + " CANCELLED DUE TO TIME LIMIT ***\n";
       WriteAll(2, message);
       if (err_fd >= 0) WriteAll(err_fd, message);
@@ -183,8 +194,8 @@ int RunBatchStep(const AllocationView& a, Environment env) {
   // Every other node's worker finishes, so that the gang ends with the script.
   bool all_ended = true;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  std::int32_t pending = static_cast<std::int32_t>(a.nodes.size()) - 1;
-  for (std::int32_t rank = 1; rank < static_cast<std::int32_t>(a.nodes.size()); ++rank) {
+  std::int32_t pending = stopped ? 0 : static_cast<std::int32_t>(a.nodes.size()) - 1;
+  for (std::int32_t rank = 1; !stopped && rank < static_cast<std::int32_t>(a.nodes.size()); ++rank) {
     asio::co_spawn(io, EndWorker(a, rank, deadline), [&, rank](std::exception_ptr, bool ended) {
       if (!ended) {
         all_ended = false;
