@@ -76,10 +76,39 @@ struct ServerArgs {
   std::string idle_window = "5m", idle_warn_after, idle_reclaim_after;
   std::string job_retention = "7d";
   bool check_store = false;
+  int handshake_timeout_s = 10, header_timeout_s = 10, idle_timeout_s = 120;
 };
 
 // The default queue takes every GPU; a queues file replaces it.
 std::vector<model::QueueSpec> DefaultQueues() { return {{"default", model::kUnlimited / 2, model::kUnlimited, 1.0}}; }
+
+// What one client may hold of the listener (docs/security.md, "Connection limits").
+void AddConnectionFlags(CLI::App* cmd, ServerArgs* args) {
+  const char* group = "Connection limits";
+  net::ConnectionLimits& limits = args->server.connections;
+  cmd->add_option("--handshake-timeout", args->handshake_timeout_s, "Seconds a TLS handshake may take")
+      ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--header-timeout", args->header_timeout_s, "Seconds from a request's first byte to the end of its headers")
+      ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--idle-timeout", args->idle_timeout_s, "Seconds a keep-alive connection may idle between requests")
+      ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--min-body-rate", args->server.timeouts.min_body_rate,
+                  "Bytes per second a request body must keep up, after a grace of --header-timeout")
+      ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-connections", limits.max_connections,
+                  "Connections the API holds at once (default: the descriptor limit less 256, at most 32768)")->group(group);
+  cmd->add_option("--reserved-connections", limits.reserved,
+                  "Of those, kept for agents and cluster administrators (default: an eighth)")->group(group);
+  cmd->add_option("--max-connections-per-address", limits.max_per_address,
+                  "Connections one address may hold before it proves itself an agent or an administrator (default: an eighth)")
+      ->group(group);
+  cmd->add_option("--max-requests-in-flight", args->server.load.max_in_flight,
+                  "Requests of other callers served at once; past it they are answered 503 with Retry-After")
+      ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-request-memory", args->server.load.body_budget,
+                  "Bytes of other callers' request bodies held at once; past it they are answered 503 with Retry-After")
+      ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
+}
 
 void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
   cmd->add_option("--listen", args->listen, "Address and port of the API")->capture_default_str();
@@ -116,6 +145,7 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
                   "Jobs one user may have waiting (429 past it); 0: no limit")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  AddConnectionFlags(cmd, args);
   cmd->add_option("--queues", args->queues_file, "A QueueTree file for a new cluster (default: one queue, 'default')");
   cmd->add_option("--scheduler-config", args->scheduler_file, "A SchedulerConfig file (docs/scheduling.md)");
   cmd->add_option("--heartbeat-timeout", args->heartbeat_timeout_s, "Seconds of agent silence before its node is lost")->capture_default_str();
@@ -186,6 +216,9 @@ std::unique_ptr<server::Server> StartServer(ServerArgs& args) {
     args.server.plane.scheduler = OrFail(spec::ParseSchedulerConfig(*top.Get("spec")));
   }
   args.server.lease_ttl = std::chrono::seconds(args.lease_ttl_s);
+  args.server.timeouts.handshake = std::chrono::seconds(args.handshake_timeout_s);
+  args.server.timeouts.headers = std::chrono::seconds(args.header_timeout_s);
+  args.server.timeouts.idle = std::chrono::seconds(args.idle_timeout_s);
   args.server.plane.access.burst_per_token = 2 * args.server.plane.access.rate_per_token;
   if (!IsLoopback(args.server.address) && !args.server.plane.access.enabled && !args.no_auth) {
     std::fprintf(stderr,

@@ -34,6 +34,26 @@ Result<auth::Caller> ControlPlane::Authenticate(const std::string& authorization
     return auth::Caller{claimed_user.empty() ? "anonymous" : claimed_user, auth::Role::kClusterAdmin, "", false};
   }
   if (authorization.empty()) return auth::Caller{};  // enough for public routes; the others refuse it
+  Result<auth::TokenRecord> record = VerifyToken(authorization);
+  if (!record.ok()) return record.status();
+  std::int64_t retry_after = 0;
+  if (record->role != auth::Role::kNode && !limiter_.Admit(record->id, std::chrono::steady_clock::now(), &retry_after)) {
+    return ResourceExhausted("token " + record->id + " is over its rate of " +
+                                 std::to_string(static_cast<std::int64_t>(options_.access.rate_per_token)) +
+                                 " requests per second; retry in " + std::to_string(retry_after) + "s",
+                             retry_after);
+  }
+  return auth::Caller{record->user, record->role, record->id, true};
+}
+
+std::optional<auth::Role> ControlPlane::RoleOf(const std::string& authorization) const {
+  if (!options_.access.enabled) return auth::Role::kClusterAdmin;
+  if (authorization.empty()) return std::nullopt;
+  const Result<auth::TokenRecord> record = VerifyToken(authorization);
+  return record.ok() ? std::optional(record->role) : std::nullopt;
+}
+
+Result<auth::TokenRecord> ControlPlane::VerifyToken(const std::string& authorization) const {
   constexpr std::string_view kBearer = "Bearer ";
   if (!authorization.starts_with(kBearer)) return Unauthenticated("Authorization: expected 'Bearer tsr_...'");
   const std::optional<auth::ParsedToken> parsed = auth::ParseToken(std::string_view(authorization).substr(kBearer.size()));
@@ -47,14 +67,7 @@ Result<auth::Caller> ControlPlane::Authenticate(const std::string& authorization
   }
   if (!auth::SecretMatches(record, parsed->secret)) return Unauthenticated("unknown token");
   if (const std::string why = auth::Unusable(record, NowMs()); !why.empty()) return Unauthenticated(why);
-  std::int64_t retry_after = 0;
-  if (record.role != auth::Role::kNode && !limiter_.Admit(record.id, std::chrono::steady_clock::now(), &retry_after)) {
-    return ResourceExhausted("token " + record.id + " is over its rate of " +
-                                 std::to_string(static_cast<std::int64_t>(options_.access.rate_per_token)) +
-                                 " requests per second; retry in " + std::to_string(retry_after) + "s",
-                             retry_after);
-  }
-  return auth::Caller{record.user, record.role, record.id, true};
+  return record;
 }
 
 // --- object checks (mu_ held) ------------------------------------------------------

@@ -167,6 +167,9 @@ class ControlPlane {
   // Unauthenticated when the token is unknown, revoked or expired;
   // ResourceExhausted when it is over its rate.
   Result<auth::Caller> Authenticate(const std::string& authorization, const std::string& claimed_user);
+  // The role of a valid token (with access off: cluster-admin), without
+  // charging its rate: how the server tells privileged connections.
+  std::optional<auth::Role> RoleOf(const std::string& authorization) const;
   bool access_enabled() const { return options_.access.enabled; }
   bool node_certificates_required() const { return options_.access.node_certificates; }
   void CreateToken(const auth::Caller& caller, TokenRequest request, Done<nlohmann::json> done);
@@ -204,7 +207,9 @@ class ControlPlane {
     Done<nlohmann::json> done;
   };
 
-  // All private methods expect mu_ to be held.
+  // All private methods expect mu_ to be held, but this one.
+  // The record of the bearer token `authorization` presents, when valid.
+  Result<auth::TokenRecord> VerifyToken(const std::string& authorization) const;
 
   // Recovery (recovery.cc): one loader per collection.
   enum class RecoveryMode { kStop, kQuarantine, kReport };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -108,21 +109,34 @@ class HttpClient::Impl {
       }
       *refused = false;
     }
+    // The answer is read while the request is written: a server may answer
+    // before the body is all sent (413, 503) and close, and that answer,
+    // not the broken pipe, is what the caller must see.
     stream->tcp().expires_after(timeout);
-    std::optional<http::response_parser<http::string_body>> parser;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(response_limit);
+    beast::error_code write_error;
+    bool written = false, cut_short = false;
     stream->Visit([&](auto& s) {
       http::async_write(s, request, [&](beast::error_code e, std::size_t) {
+        write_error = e;
+        written = true;
+      });
+      http::async_read(s, buffer, parser, [&](beast::error_code e, std::size_t) {
         result = e;
-        if (e) return;
-        parser.emplace();
-        parser->body_limit(response_limit);
-        http::async_read(s, buffer, *parser, [&](beast::error_code e2, std::size_t) { result = e2; });
+        if (!e && !written) {
+          // Answered early: the rest of the request is not wanted.
+          cut_short = true;
+          beast::error_code ignored;
+          stream->tcp().socket().cancel(ignored);
+        }
       });
     });
     io.restart();
     io.run();
-    if (!result) response = parser->release();
-    if (result || !response.keep_alive()) {
+    if (result && write_error) result = write_error;  // no answer: the first failure says why
+    if (!result) response = parser.release();
+    if (result || cut_short || !response.keep_alive()) {
       stream.reset();
       buffer.clear();
     }
@@ -220,6 +234,33 @@ bool FollowerRefused(const http::response<http::string_body>& response) {
   return response.result_int() == 503 && response.find("X-Tessera-Replica") != response.end();
 }
 
+// How long a 429 or 503 asks the caller to wait (Retry-After, in seconds);
+// none for other answers. Such an answer means the request was not carried
+// out, so it is safe to send again.
+std::optional<std::chrono::milliseconds> RetryAfter(const http::response<http::string_body>& response) {
+  const unsigned status = response.result_int();
+  if (status != 429 && status != 503) return std::nullopt;
+  const auto header = response.find(http::field::retry_after);
+  if (header == response.end()) return std::nullopt;
+  const std::string_view text(header->value().data(), header->value().size());
+  unsigned seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return std::chrono::seconds(seconds);
+}
+
+// A longer Retry-After (a user's quota of waiting jobs) is the caller's to
+// judge: the answer is returned at once.
+constexpr std::chrono::seconds kLongestRetryAfter{5};
+
+// Retry-After, with up to half again at random, so that the clients an
+// overload turned away do not all come back in the same instant.
+std::chrono::milliseconds Jittered(std::chrono::milliseconds wait) {
+  thread_local std::mt19937 random(std::random_device{}());
+  const auto least = std::max(wait, std::chrono::milliseconds(200));
+  return least + std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(0, least.count() / 2)(random));
+}
+
 }  // namespace
 
 Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view target, std::string_view body,
@@ -284,6 +325,14 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
     if (FollowerRefused(response) && pause()) {
       MoveTo((current_ + 1) % endpoints_.size());
       continue;
+    }
+    if (const std::optional<std::chrono::milliseconds> wait = RetryAfter(response); wait && *wait <= kLongestRetryAfter) {
+      // Turned away for now (an overload, a rate): wait as asked, within this call's time.
+      const std::chrono::milliseconds jittered = Jittered(*wait);
+      if (std::chrono::steady_clock::now() + jittered < give_up) {
+        std::this_thread::sleep_for(jittered);
+        continue;
+      }
     }
     HttpResponse out;
     out.status = status;

@@ -5,9 +5,13 @@
 // It finds the leader of replicated servers by itself: given several
 // endpoints (every replica), it moves to the next one when a connection is
 // refused, follows a follower's redirect (307) to the leader, and waits and
-// retries while a replica answers that no leader is elected yet. Nothing is
-// sent twice: only a request that never reached a server, or that a
-// follower refused, is sent again.
+// retries while a replica answers that no leader is elected yet. A 429 or
+// 503 with a short Retry-After (an overloaded server, a token over its
+// rate) is sent again after that long and a random part more, while the
+// call's time allows. Nothing is carried out twice: only a request that never reached a
+// server, or that a server refused without acting on it, is sent again. An
+// answer the server gives before the request's body is all sent (413) is
+// the answer the caller gets.
 #pragma once
 
 #include <chrono>

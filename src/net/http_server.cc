@@ -1,7 +1,12 @@
 #include "net/http_server.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <array>
+#include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <optional>
 
 #include <boost/asio.hpp>
@@ -41,27 +46,50 @@ http::response<http::string_body> ToBeast(HttpResponse response, bool keep_alive
   return raw;
 }
 
+// What every connection of one server shares. Declared before the I/O
+// context that owns the sessions, so that it outlives them all.
+struct Shared {
+  Shared(const HttpServerOptions& o, const Router& r) : options(o), router(r), table(o.connections), shedder(o.load) {}
+  const HttpServerOptions& options;
+  const Router& router;
+  ConnectionTable table;
+  LoadShedder shedder;
+  std::array<std::atomic<std::uint64_t>, kTimeoutPhases> timeouts{};
+};
+
+// 503 with Retry-After: the caller may come back.
+HttpResponse Busy(const std::string& why, int retry_after_s) {
+  HttpResponse response = ErrorResponse(503, why);
+  response.headers.emplace_back("Retry-After", std::to_string(retry_after_s));
+  return response;
+}
+
 template <typename Stream>
 class Session;
 
 template <typename Stream>
 class SessionExchange final : public Exchange {
  public:
-  SessionExchange(std::shared_ptr<Session<Stream>> session, HttpRequest request, bool keep_alive, unsigned version)
-      : session_(std::move(session)), request_(std::move(request)), keep_alive_(keep_alive), version_(version) {}
+  SessionExchange(std::shared_ptr<Session<Stream>> session, HttpRequest request, bool keep_alive, unsigned version, LoadShedder::Slot slot)
+      : session_(std::move(session)), request_(std::move(request)), keep_alive_(keep_alive), version_(version), slot_(std::move(slot)) {}
   const HttpRequest& request() const override { return request_; }
   HttpRequest& request() override { return request_; }
   void Reply(HttpResponse response) override;
+  void Waiting() override { slot_.Release(); }
 
  private:
   std::shared_ptr<Session<Stream>> session_;
   HttpRequest request_;
   bool keep_alive_;
   unsigned version_;
+  LoadShedder::Slot slot_;
 };
 
 // One connection, plain (beast::tcp_stream) or TLS (TlsStream): a TLS
 // session first shakes hands, then both read and answer requests alike.
+// Reading a request is two steps: the headers, after which the sender is
+// identified (once per connection) and the request admitted or shed, then
+// the body, against a deadline its length sets.
 template <typename Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
@@ -69,25 +97,20 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
  public:
   template <typename... Tls>
-  Session(tcp::socket socket, const Router& router, const HttpServerOptions& options, Tls&... tls)
-      : stream_(std::move(socket), tls...), router_(router), options_(options) {
-    // Once per connection: asking the kernel at every request was a syscall per request.
-    beast::error_code ignored;
-    const tcp::endpoint remote = tcp().socket().remote_endpoint(ignored);
-    if (!ignored) remote_address_ = remote.address().to_string();
-  }
+  Session(tcp::socket socket, Shared& shared, std::string address, std::optional<Refusal> probation, Tls&... tls)
+      : stream_(std::move(socket), tls...), shared_(shared), remote_address_(std::move(address)), probation_(probation) {}
+  ~Session() { shared_.table.Close(remote_address_, probation_.has_value(), peer_); }
 
   void Start() {
     if constexpr (kTls) {
       asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-        // A client that never completes the handshake holds nothing for long.
-        self->tcp().expires_after(std::chrono::seconds(10));
+        self->Expect(TimeoutPhase::kHandshake, self->options().timeouts.handshake);
         beast::async_detect_ssl(self->tcp(), self->buffer_, [self](beast::error_code ec, bool tls) {
-          if (ec) return;
+          if (ec) return self->Count(ec);
           if (!tls) return self->RefusePlainHttp();
           self->stream_.async_handshake(asio::ssl::stream_base::server, self->buffer_.data(),
                                         [self](beast::error_code ec2, std::size_t used) {
-                                          if (ec2) return;  // refused: no certificate, or one the CA did not sign
+                                          if (ec2) return self->Count(ec2);  // refused: no certificate, or one the CA did not sign
                                           self->buffer_.consume(used);
                                           self->client_name_ = VerifiedClientName(self->stream_.native_handle());
                                           self->Read();
@@ -107,6 +130,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
  private:
   beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+  const HttpServerOptions& options() const { return shared_.options; }
+
+  void Expect(TimeoutPhase phase, std::chrono::steady_clock::duration within) {
+    phase_ = phase;
+    tcp().expires_after(within);
+  }
+  // A connection that ran out of time is counted by the phase it was in.
+  void Count(const beast::error_code& ec) {
+    if (ec == beast::error::timeout) ++shared_.timeouts[static_cast<std::size_t>(phase_)];
+  }
 
   // A plain HTTP request to a TLS port: say so in plain HTTP, then close,
   // rather than leave the client with a reset connection.
@@ -135,59 +168,108 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   // Runs on the session's strand.
   void Write(http::response<http::string_body> response) {
     response_ = std::move(response);
-    tcp().expires_after(std::chrono::seconds(30));
+    Expect(TimeoutPhase::kWrite, options().timeouts.write);
     http::async_write(stream_, response_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
   }
 
+  // The next request. A new connection's first request, and one already
+  // begun in the buffer, must finish its headers in time; between requests
+  // a keep-alive connection may idle longer, until its next first byte.
   void Read() {
     parser_.emplace();
-    parser_->body_limit(options_.body_limit);
-    tcp().expires_after(options_.idle_timeout);
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+    parser_->body_limit(options().body_limit);
+    if (requests_ > 0 && buffer_.size() == 0) {
+      Expect(TimeoutPhase::kIdle, options().timeouts.idle);
+      http::async_read_some(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (ec) return self->Failed(ec);
+        self->Expect(TimeoutPhase::kHeaders, self->options().timeouts.headers);
+        self->ReadHeader();
+      });
+      return;
+    }
+    Expect(TimeoutPhase::kHeaders, options().timeouts.headers);
+    ReadHeader();
   }
 
-  void OnRead(beast::error_code ec, std::size_t) {
-    if (ec == http::error::body_limit) {
-      // The rest of the body is still on the wire: answer, then close.
-      HttpResponse response = ErrorResponse(413, "request body exceeds the limit of " + std::to_string(options_.body_limit) + " bytes");
-      close_after_write_ = true;
-      Reply(std::move(response), false, 11);
-      return;
-    }
-    if (ec) {
-      if (ec != http::error::end_of_stream && ec != beast::error::timeout) {
-        // A malformed request line or header: say so before closing.
-        if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
-          close_after_write_ = true;
-          Reply(ErrorResponse(400, "malformed HTTP request: " + ec.message()), false, 11);
-          return;
-        }
-      }
-      EndSending();
-      return;
-    }
-    http::request<http::string_body> raw = parser_->release();
-    HttpRequest request;
-    request.method = std::string(raw.method_string());
-    const std::string_view target(raw.target().data(), raw.target().size());
+  void ReadHeader() {
+    if (parser_->is_header_done()) return OnHeader({});
+    http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return Failed(ec);
+    ++requests_;
+    const auto& head = parser_->get();
+    request_ = HttpRequest();
+    request_.method = std::string(head.method_string());
+    const std::string_view target(head.target().data(), head.target().size());
     const std::size_t question = target.find('?');
-    request.path = PercentDecode(target.substr(0, question), false);
-    request.target = std::string(target);
-    if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
-    for (const auto& field : raw) {
+    request_.path = PercentDecode(target.substr(0, question), false);
+    request_.target = std::string(target);
+    if (question != std::string_view::npos) request_.query = ParseQuery(target.substr(question + 1));
+    for (const auto& field : head) {
       std::string name(field.name_string());
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      request.headers[name] = std::string(field.value());
+      request_.headers[name] = std::string(field.value());
     }
-    request.body = std::move(raw.body());
-    request.remote_address = remote_address_;
-    request.client_certificate = client_name_;
-    auto exchange = std::make_shared<SessionExchange<Stream>>(shared_from_this(), std::move(request), raw.keep_alive(), raw.version());
-    router_.Dispatch(exchange);
+    request_.remote_address = remote_address_;
+    request_.client_certificate = client_name_;
+    if (peer_ == PeerClass::kUnidentified) {
+      peer_ = options().identify ? options().identify(request_) : PeerClass::kClient;
+      shared_.table.Identify(remote_address_, probation_.has_value(), peer_);
+      if (probation_ && !Privileged(peer_)) {
+        const std::string why = *probation_ == Refusal::kAddressFull
+                                    ? "this server holds as many connections from " + remote_address_ + " as it allows (" +
+                                          std::to_string(shared_.table.limits().max_per_address) + ")"
+                                    : "this server holds as many connections from unauthenticated clients as it allows; "
+                                      "the rest are kept for agents and administrators";
+        return Refuse(Busy(why + "; retry later", options().load.retry_after_s));
+      }
+    }
+    // Without a length a body may be as long as the limit allows.
+    const std::uint64_t length = parser_->content_length().value_or(parser_->chunked() ? options().body_limit : 0);
+    if (!Privileged(peer_)) {
+      if (const std::optional<Shed> shed = shared_.shedder.Admit(length, &slot_)) {
+        return Refuse(Busy(*shed == Shed::kInFlight ? "the server is answering as many requests as it takes at once; retry later"
+                                                    : "the server holds as many request bodies as it takes at once; retry later",
+                           options().load.retry_after_s));
+      }
+    }
+    Expect(TimeoutPhase::kBody, options().timeouts.headers + std::chrono::seconds(length / std::max<std::uint64_t>(options().timeouts.min_body_rate, 1)));
+    http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec2, std::size_t) { self->OnRead(ec2); });
+  }
+
+  // Answers, then closes: what is left of the request stays unread.
+  void Refuse(HttpResponse response) {
+    close_after_write_ = true;
+    Reply(std::move(response), false, 11);
+  }
+
+  void Failed(beast::error_code ec) {
+    Count(ec);
+    if (ec == http::error::body_limit) {
+      // The rest of the body is still on the wire: answer, then close.
+      return Refuse(ErrorResponse(413, "request body exceeds the limit of " + std::to_string(options().body_limit) + " bytes"));
+    }
+    if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+        ec.category() == http::make_error_code(http::error::bad_target).category()) {
+      // A malformed request line or header: say so before closing.
+      return Refuse(ErrorResponse(400, "malformed HTTP request: " + ec.message()));
+    }
+    EndSending();
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec) return Failed(ec);
+    http::request<http::string_body> raw = parser_->release();
+    request_.body = std::move(raw.body());
+    auto exchange = std::make_shared<SessionExchange<Stream>>(shared_from_this(), std::move(request_), raw.keep_alive(), raw.version(),
+                                                              std::move(slot_));
+    shared_.router.Dispatch(exchange);
   }
 
   void OnWrite(beast::error_code ec, std::size_t) {
-    if (ec) return;
+    if (ec) return Count(ec);
     if (close_after_write_ && !kTls) {
       // Lingering close (RFC 9112 9.6): the client may still be sending the
       // body we refused; closing now would reset the connection and lose our
@@ -212,47 +294,130 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   Stream stream_;
+  Shared& shared_;
   std::string client_name_;  // the verified client certificate's common name
-  std::string remote_address_;
+  const std::string remote_address_;
+  const std::optional<Refusal> probation_;  // set: admitted on probation, past this limit
+  PeerClass peer_ = PeerClass::kUnidentified;
+  TimeoutPhase phase_ = TimeoutPhase::kHeaders;
+  std::uint64_t requests_ = 0;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  HttpRequest request_;     // the one being read
+  LoadShedder::Slot slot_;  // its share of the load limits, until answered
   http::response<http::string_body> response_;
-  const Router& router_;
-  const HttpServerOptions& options_;
   bool close_after_write_ = false;
   std::array<char, 16384> drain_{};
 };
 
 template <typename Stream>
 void SessionExchange<Stream>::Reply(HttpResponse response) {
+  slot_.Release();
   session_->Reply(std::move(response), keep_alive_, version_);
+}
+
+// The answer to a connection refused before it sent anything (plain HTTP
+// only: a TLS client would read it as a broken handshake).
+const std::string& RefusedAnswer() {
+  static const std::string answer = [] {
+    const std::string body = R"({"error": "the server holds as many connections as it allows; retry later", "code": 503})" "\n";
+    return "HTTP/1.1 503 Service Unavailable\r\nServer: tessera\r\nRetry-After: 1\r\nContent-Type: application/json\r\n"
+           "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  }();
+  return answer;
 }
 
 }  // namespace
 
 class HttpServer::Impl {
  public:
-  explicit Impl(int threads) : io(threads), acceptor(asio::make_strand(io)) {}
+  Impl(const HttpServerOptions& options, const Router& router)
+      : shared(options, router), io(options.threads), acceptor(asio::make_strand(io)), pause(acceptor.get_executor()) {
+    spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  ~Impl() {
+    if (spare >= 0) ::close(spare);
+  }
 
-  void Accept(const Router& router, const HttpServerOptions& options) {
-    acceptor.async_accept(asio::make_strand(io), [this, &router, &options](beast::error_code ec, tcp::socket socket) {
+  void Accept() {
+    acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec && options.tls) {
-        std::make_shared<Session<TlsStream>>(std::move(socket), router, options, *options.tls)->Start();
-      } else if (!ec) {
-        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), router, options)->Start();
-      }
-      Accept(router, options);
+      if (ec == asio::error::no_descriptors || ec.value() == ENFILE) return OutOfDescriptors();
+      if (!ec) Admit(std::move(socket));
+      Accept();
     });
   }
 
+ private:
+  void Admit(tcp::socket socket) {
+    beast::error_code ignored;
+    const tcp::endpoint remote = socket.remote_endpoint(ignored);
+    std::string address = ignored ? std::string() : remote.address().to_string();
+    const ConnectionTable::Decision decision = shared.table.Open(address);
+    if (decision.admission == ConnectionTable::Admission::kRefused) return TurnAway(std::move(socket));
+    std::optional<Refusal> probation;
+    if (decision.admission == ConnectionTable::Admission::kProbation) probation = decision.refusal;
+    if (shared.options.tls) {
+      std::make_shared<Session<TlsStream>>(std::move(socket), shared, std::move(address), probation, *shared.options.tls)->Start();
+    } else {
+      std::make_shared<Session<beast::tcp_stream>>(std::move(socket), shared, std::move(address), probation)->Start();
+    }
+  }
+
+  // Closes a connection past the limits; plain HTTP gets a 503 first,
+  // written without waiting (a client that does not read it loses it).
+  void TurnAway(tcp::socket socket) {
+    beast::error_code ignored;
+    if (!shared.options.tls) {
+      socket.non_blocking(true, ignored);
+      socket.write_some(asio::buffer(RefusedAnswer()), ignored);
+    }
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+  }
+
+  // No descriptor is left for the connection waiting to be accepted: the
+  // spare one makes room to take it and turn it away, so clients hear why
+  // instead of waiting in the backlog; then a short pause, so that a
+  // lasting shortage does not spin.
+  void OutOfDescriptors() {
+    shared.table.CountRefusal(Refusal::kDescriptors);
+    if (spare >= 0) {
+      ::close(spare);
+      beast::error_code ec;
+      tcp::socket socket(io);
+      acceptor.accept(socket, ec);
+      if (!ec) TurnAway(std::move(socket));
+      spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    pause.expires_after(std::chrono::milliseconds(50));
+    pause.async_wait([this](beast::error_code ec) {
+      if (!ec) Accept();
+    });
+  }
+
+ public:
+  Shared shared;  // before io: the sessions it owns use it as they go
   asio::io_context io;
   tcp::acceptor acceptor;
+  asio::steady_timer pause;
+  int spare = -1;  // a descriptor kept for when none is left
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
 };
 
+std::string_view ToString(TimeoutPhase p) {
+  switch (p) {
+    case TimeoutPhase::kHandshake: return "handshake";
+    case TimeoutPhase::kHeaders: return "headers";
+    case TimeoutPhase::kBody: return "body";
+    case TimeoutPhase::kIdle: return "idle";
+    case TimeoutPhase::kWrite: return "write";
+  }
+  return "headers";
+}
+
 HttpServer::HttpServer(HttpServerOptions options, const Router& router)
-    : options_(std::move(options)), router_(router), impl_(std::make_unique<Impl>(options_.threads)) {
+    : options_(std::move(options)), router_(router), impl_(std::make_unique<Impl>(options_, router_)) {
   impl_->work.emplace(impl_->io.get_executor());
 }
 
@@ -272,9 +437,18 @@ Status HttpServer::Start() {
   if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Status(StatusCode::kFailedPrecondition, "cannot listen on " + where + ": " + ec.message());
   port_ = impl_->acceptor.local_endpoint().port();
-  impl_->Accept(router_, options_);
+  impl_->Accept();
   for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { impl_->io.run(); });
   return Status::Ok();
+}
+
+HttpServerStats HttpServer::Stats() const {
+  HttpServerStats stats;
+  stats.limits = impl_->shared.table.limits();
+  stats.connections = impl_->shared.table.counts();
+  stats.load = impl_->shared.shedder.counts();
+  for (std::size_t i = 0; i < kTimeoutPhases; ++i) stats.timeouts[i] = impl_->shared.timeouts[i].load();
+  return stats;
 }
 
 void HttpServer::Stop() {

@@ -11,15 +11,6 @@
 
 namespace tessera::net {
 
-// Who sent a request, as the server's authentication found it (empty when
-// no token was presented). The role is auth::Role's name.
-struct Caller {
-  std::string user;
-  std::string role;
-  std::string token_id;
-  bool authenticated = false;
-};
-
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // decoded path, no query string
@@ -32,7 +23,6 @@ struct HttpRequest {
   // The common name of the client certificate the TLS handshake verified
   // (mutual TLS); empty without one.
   std::string client_certificate;
-  Caller caller;
 
   std::string Header(std::string_view name) const {
     auto it = headers.find(std::string(name));

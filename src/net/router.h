@@ -22,6 +22,10 @@ class Exchange {
   virtual const HttpRequest& request() const = 0;
   virtual HttpRequest& request() = 0;
   virtual void Reply(HttpResponse response) = 0;
+  // The handler will answer when something changes (a long poll), not
+  // because it is working: the request stops counting against the server's
+  // load limits (net/load_shedder.h) while it waits.
+  virtual void Waiting() {}
 };
 using ExchangePtr = std::shared_ptr<Exchange>;
 using Handler = std::function<void(const ExchangePtr&)>;

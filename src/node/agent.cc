@@ -12,10 +12,12 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
 #include "api/json_reader.h"
+#include "base/backoff.h"
 #include "metrics/exposition.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -34,6 +36,10 @@ namespace {
 
 constexpr std::size_t kLogChunk = 256 << 10;
 constexpr int kAssignmentWaitSeconds = 5;
+// Retries of a call that failed wait from about this long, doubling, up to the
+// last (base/backoff.h): the server is not stampeded when it comes back.
+constexpr std::chrono::milliseconds kFirstRetry{500};
+constexpr std::chrono::milliseconds kLastRetry{5000};
 
 std::string HostName() {
   char name[256] = {};
@@ -121,8 +127,13 @@ class Agent::Impl {
       ShipLogs(client);
       const bool heartbeat_due = std::chrono::steady_clock::now() - last_report >= options_.heartbeat;
       if (heartbeat_due) SampleTelemetry();
-      if (changed || heartbeat_due) {
-        if (SendStatus(client)) last_report = std::chrono::steady_clock::now();
+      if ((changed || heartbeat_due) && std::chrono::steady_clock::now() >= retry_report_at_) {
+        if (SendStatus(client)) {
+          last_report = std::chrono::steady_clock::now();
+          report_backoff_.Reset();
+        } else {
+          retry_report_at_ = std::chrono::steady_clock::now() + report_backoff_.Next();
+        }
       }
     }
     Shutdown();
@@ -301,9 +312,10 @@ class Agent::Impl {
       const std::string why = !r.ok() ? r.status().message() : r->body;
       if (why != last_error_) Log(options_.name, "cannot register: " + why + " (retrying)");
       last_error_ = why;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::this_thread::sleep_for(register_backoff_.Next());
       return false;
     }
+    register_backoff_.Reset();
     last_error_.clear();
     registered_ = true;
     Log(options_.name, "registered with " + client.endpoint().ToString() + ": " + std::to_string(inventory_.gpus.size()) + " GPUs");
@@ -326,6 +338,7 @@ class Agent::Impl {
 
   void PollAssignments(const std::atomic<bool>& stop) {
     net::HttpClient client(servers_, tls_);
+    Backoff backoff(kFirstRetry, kLastRetry, std::random_device{}());
     std::int64_t revision = -1;
     std::int64_t epoch = 0;  // the newest leader epoch seen
     while (!stop) {
@@ -340,9 +353,10 @@ class Agent::Impl {
       Result<net::HttpResponse> r = client.Send("GET", target, {}, "application/json", std::chrono::seconds(kAssignmentWaitSeconds + 10));
       if (!r.ok() || r->status != 200) {
         if (r.ok() && (r->status == 404 || r->status == 401)) registered_ = false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        std::this_thread::sleep_for(backoff.Next());
         continue;
       }
+      backoff.Reset();
       Result<json> body = api::ParseJsonBody(r->body);
       if (!body.ok()) continue;
       Result<api::AssignmentSet> set = api::AssignmentSetFromJson(*body);
@@ -634,6 +648,9 @@ class Agent::Impl {
   net::Router metrics_router_;
   std::unique_ptr<net::HttpServer> metrics_server_;
   TaskJournal journal_;
+  Backoff register_backoff_{kFirstRetry, kLastRetry, std::random_device{}()};
+  Backoff report_backoff_{std::chrono::milliseconds(200), kLastRetry, std::random_device{}()};
+  std::chrono::steady_clock::time_point retry_report_at_;  // after a failed report, not before this
   api::NodeInventory inventory_;
   std::vector<std::string> findings_;
   std::set<api::TaskKey> leftovers_;

@@ -21,6 +21,7 @@ class AuditedExchange final : public net::Exchange {
     plane_->Audit(caller_, {r.method, r.target, r.remote_address, response.status});
     inner_->Reply(std::move(response));
   }
+  void Waiting() override { inner_->Waiting(); }
 
  private:
   ExchangePtr inner_;
@@ -59,17 +60,17 @@ Status Denied(const ControlPlane& plane, Access access, const net::HttpRequest& 
 
 }  // namespace
 
-std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, std::function<net::HttpResponse()> leader) {
-  std::vector<ApiRoute> routes = ClusterRoutes(plane, std::move(leader));
+std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, ServerViews views) {
+  std::vector<ApiRoute> routes = ClusterRoutes(plane, std::move(views));
   for (auto* area : {&JobRoutes, &NodeRoutes, &QueueRoutes, &AccessRoutes}) {
     for (ApiRoute& route : area(plane)) routes.push_back(std::move(route));
   }
   return routes;
 }
 
-void AddApiRoutes(net::Router& router, ControlPlane& plane, std::function<net::HttpResponse()> leader) {
+void AddApiRoutes(net::Router& router, ControlPlane& plane, ServerViews views) {
   ControlPlane* p = &plane;
-  for (ApiRoute& route : ApiRoutes(plane, std::move(leader))) {
+  for (ApiRoute& route : ApiRoutes(plane, std::move(views))) {
     const bool mutating = std::string_view(route.method) != "GET";
     // An agent's heartbeats and log chunks would drown the audit log; with
     // access control off there is no caller to hold to account.

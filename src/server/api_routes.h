@@ -12,6 +12,7 @@
 #include "auth/caller.h"
 #include "auth/roles.h"
 #include "controlplane/control_plane.h"
+#include "net/http_server.h"
 #include "net/router.h"
 
 namespace tessera::server {
@@ -32,12 +33,17 @@ std::vector<ApiRoute> JobRoutes(ControlPlane& plane);     // jobs, logs, events,
 std::vector<ApiRoute> NodeRoutes(ControlPlane& plane);    // nodes, and the agents' side
 std::vector<ApiRoute> QueueRoutes(ControlPlane& plane);
 std::vector<ApiRoute> AccessRoutes(ControlPlane& plane);  // tokens and the audit log
-// Health, the cluster's views and metrics; `leader` answers GET /v1/leader
-// (which replica leads: server/server.h).
-std::vector<ApiRoute> ClusterRoutes(ControlPlane& plane, std::function<net::HttpResponse()> leader);
+
+// What the cluster routes read off the server around the control plane.
+struct ServerViews {
+  std::function<net::HttpResponse()> leader;        // GET /v1/leader: which replica leads (server/server.h)
+  std::function<net::HttpServerStats()> connections;  // for /metrics; unset: none reported
+};
+// Health, the cluster's views and metrics.
+std::vector<ApiRoute> ClusterRoutes(ControlPlane& plane, ServerViews views);
 
 // Every route above.
-std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, std::function<net::HttpResponse()> leader);
+std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, ServerViews views);
 
 // Adds every route, guarded: the caller comes from the request's credentials
 // (401 when they are bad, 429 over the token's rate); with access control on,
@@ -45,6 +51,6 @@ std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, std::function<net::HttpResp
 // caller's role falls short (or a node credential names another node); and
 // every mutating call but an agent's heartbeats and log chunks is audited
 // once answered.
-void AddApiRoutes(net::Router& router, ControlPlane& plane, std::function<net::HttpResponse()> leader);
+void AddApiRoutes(net::Router& router, ControlPlane& plane, ServerViews views);
 
 }  // namespace tessera::server

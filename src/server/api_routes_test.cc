@@ -29,7 +29,7 @@ TEST(ApiRoutesTest, OpenApiDescribesEveryRouteAndNothingElse) {
   ASSERT_TRUE(scheduler.ok());
   ControlPlane plane({}, **store, std::move(*scheduler));
   net::Router router;
-  AddApiRoutes(router, plane, [] { return net::HttpResponse{}; });
+  AddApiRoutes(router, plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}});
 
   std::set<std::string> served;
   for (const net::Router::Route& route : router.routes()) {
@@ -84,7 +84,7 @@ TEST(ApiRoutesTest, EveryRouteRefusesWhatItsAccessExcludes) {
     token[name] = *plane.IssueToken(user, role, "test");
   }
   net::Router router;
-  AddApiRoutes(router, plane, [] { return net::HttpResponse{}; });
+  AddApiRoutes(router, plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}});
 
   // Sends one request as `caller` ("" for no token); the answer's status.
   const auto send = [&](const ApiRoute& route, const std::string& caller) {
@@ -111,7 +111,7 @@ TEST(ApiRoutesTest, EveryRouteRefusesWhatItsAccessExcludes) {
       {auth::Access::kJoin, {"admin", "user", "viewer", "node"}},
   };
   int covered = 0;
-  const std::vector<ApiRoute> routes = ApiRoutes(plane, [] { return net::HttpResponse{}; });
+  const std::vector<ApiRoute> routes = ApiRoutes(plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}});
   for (const ApiRoute& route : routes) {
     const std::string name = std::string(route.method) + " " + route.pattern;
     const int anonymous = send(route, "");

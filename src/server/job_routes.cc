@@ -179,6 +179,7 @@ std::vector<ApiRoute> JobRoutes(ControlPlane& plane) {
        [p](const ExchangePtr& ex, C caller) {
          Result<controlplane::EventQuery> query = ReadEventQuery(ex->request());
          if (!query.ok()) return ex->Reply(StatusResponse(query.status()));
+         if (query->wait.count() > 0) ex->Waiting();  // a long poll holds no load slot while it waits
          p->WatchEvents(caller, std::move(*query), ReplyJson(ex));
        }},
   };

@@ -45,6 +45,18 @@ Result<std::unique_ptr<store::StateStore>> OpenStore(const ServerOptions& option
   return InvalidArgument("--store: '" + options.store + "' is not sqlite or etcd://HOST:PORT[,HOST:PORT...][/PREFIX]");
 }
 
+// Agents (a node's certificate or token) and cluster administrators are
+// privileged: they keep a reserve of connections and are never shed. With
+// access control off every caller is an administrator (access.cc), so only
+// the limits on connections that never finish a request apply.
+net::PeerClass IdentifyPeer(const ControlPlane& plane, const net::HttpRequest& request) {
+  if (!request.client_certificate.empty()) return net::PeerClass::kAgent;
+  const std::optional<auth::Role> role = plane.RoleOf(request.Header("authorization"));
+  if (role == auth::Role::kNode) return net::PeerClass::kAgent;
+  if (role == auth::Role::kClusterAdmin) return net::PeerClass::kAdmin;
+  return net::PeerClass::kClient;
+}
+
 }  // namespace
 
 Result<StoreCheck> Server::CheckStore(const ServerOptions& options) {
@@ -76,7 +88,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   server->plane_ = std::make_unique<ControlPlane>(options.plane, *server->store_, std::move(*scheduler));
   if (etcd == nullptr) TESSERA_RETURN_IF_ERROR(server->plane_->Recover());
   Server* self = server.get();
-  AddApiRoutes(server->router_, *server->plane_, [self] { return self->LeaderInfo(); });
+  AddApiRoutes(server->router_, *server->plane_,
+               {.leader = [self] { return self->LeaderInfo(); }, .connections = [self] { return self->http_->Stats(); }});
   dashboard::AddDashboardRoutes(server->router_);
   server->router_.SetGate([self](net::HttpRequest& request) { return self->Gate(request); });
   server->address_ = options.address;
@@ -85,6 +98,11 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   http.port = options.port;
   http.threads = options.threads;
   http.body_limit = options.body_limit;
+  http.timeouts = options.timeouts;
+  http.connections = options.connections;
+  http.load = options.load;
+  http.identify = [plane = server->plane_.get()](const net::HttpRequest& request) { return IdentifyPeer(*plane, request); };
+  net::RaiseDescriptorLimit();  // before the limits are read off it
   server->http_ = std::make_unique<net::HttpServer>(http, server->router_);
   TESSERA_RETURN_IF_ERROR(server->http_->Start());
   server->advertise_ = !options.advertise.empty() ? options.advertise : server->url();

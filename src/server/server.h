@@ -48,6 +48,12 @@ struct ServerOptions {
   std::uint16_t port = 7070;
   int threads = 2;
   std::size_t body_limit = 1 << 20;
+  // What one client may hold (net/http_server.h; docs/security.md,
+  // "Connection limits"). Agents and cluster administrators are privileged:
+  // they use the reserve and are never shed.
+  net::HttpTimeouts timeouts;
+  net::ConnectionLimits connections;
+  net::LoadLimits load;
   // TLS (net/tls.h): without a certificate the API is plain HTTP. A CA
   // (ca_file) turns on mutual TLS for agents: each must present a
   // certificate that names its node; require_client_cert refuses every
@@ -66,6 +72,7 @@ class Server {
   static Result<StoreCheck> CheckStore(const ServerOptions& options);
   ~Server();
   std::uint16_t port() const { return http_->port(); }
+  net::HttpServerStats connection_stats() const { return http_->Stats(); }
   bool tls() const { return tls_; }
   std::string url() const { return (tls_ ? "https://" : "http://") + address_ + ":" + std::to_string(port()); }
   ControlPlane& plane() { return *plane_; }

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Hostile and overloading clients against a real Tessera server, and what an
+administrator and the agents see meanwhile (tests/chaos/overload.sh).
+
+Phases, one after another, each for --phase-seconds:
+  slow-headers-one   TLS connections from one address that send a request
+                     line and then a header byte a second, never the end;
+  stalled-handshakes TCP connections from several addresses that never
+                     finish (or never start) their TLS handshake;
+  slow-headers-many  the first attack, from several addresses;
+  flood              keep-alive connections submitting jobs as fast as the
+                     server answers, with several users' tokens.
+Each attacker reconnects as soon as the server closes it, so the pressure
+lasts. Throughout, a probe runs `tessera jobs` as a cluster admin (a new
+connection each time, as the CLI does) and reads the nodes' heartbeats.
+Prints one JSON object: latencies, heartbeat gaps, the jobs the flood got
+accepted, and how fast the server was back to normal afterwards.
+"""
+import argparse
+import asyncio
+import json
+import resource
+import ssl
+import subprocess
+import threading
+import time
+import urllib.request
+
+
+def percentile(values, q):
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]
+
+
+class Probe:
+    """An administrator's `tessera jobs` four times a second, and the nodes'
+    heartbeats as the server records them, ten times a second."""
+
+    def __init__(self, args, context):
+        self.args, self.context = args, context
+        self.samples = []  # (time, seconds, ok)
+        self.gaps = {}     # node -> the longest time between two heartbeats, ms
+        self.last = {}
+        self.lost = set()
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self.admin, daemon=True), threading.Thread(target=self.heartbeats, daemon=True)]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        self.stopping.set()
+        for t in self.threads:
+            t.join()
+
+    def api(self, path):
+        request = urllib.request.Request(self.args.server + path, headers={"Authorization": "Bearer " + self.args.admin_token})
+        with urllib.request.urlopen(request, context=self.context, timeout=10) as answer:
+            return json.load(answer)
+
+    def admin(self):
+        while not self.stopping.is_set():
+            start = time.monotonic()
+            done = subprocess.run([self.args.tessera, "jobs"], capture_output=True, timeout=30)
+            self.samples.append((start, time.monotonic() - start, done.returncode == 0))
+            self.stopping.wait(0.25)
+
+    def heartbeats(self):
+        while not self.stopping.is_set():
+            try:
+                for node in self.api("/v1/nodes")["nodes"]:
+                    name, beat = node["name"], node.get("lastHeartbeat", 0)
+                    if node.get("state") == "lost":
+                        self.lost.add(name)
+                    if name in self.last and beat > self.last[name]:
+                        self.gaps[name] = max(self.gaps.get(name, 0), beat - self.last[name])
+                    self.last[name] = max(beat, self.last.get(name, 0))
+            except OSError:
+                pass  # the admin's probe records whether an administrator got in
+            self.stopping.wait(0.1)
+
+
+async def slow_headers(server, port, context, source, stop, counts):
+    """A TLS connection that never finishes its request's headers."""
+    while not stop.is_set():
+        try:
+            reader, writer = await asyncio.open_connection(server, port, ssl=context, local_addr=(source, 0),
+                                                           server_hostname="localhost", ssl_handshake_timeout=10)
+        except (OSError, asyncio.TimeoutError, ssl.SSLError):
+            counts["refused"] += 1
+            await asyncio.sleep(0.05)
+            continue
+        counts["opened"] += 1
+        try:
+            writer.write(b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n")
+            while not stop.is_set():
+                await writer.drain()
+                # Whatever the server says ends this connection: a 503, or its close.
+                try:
+                    data = await asyncio.wait_for(reader.read(1024), 1.0)
+                    if not data or data.startswith(b"HTTP/1.1 503"):
+                        counts["closed"] += 1
+                        break
+                except asyncio.TimeoutError:
+                    writer.write(b"X")
+        except (OSError, ssl.SSLError):
+            counts["closed"] += 1
+        finally:
+            writer.close()
+
+
+async def stalled_handshake(server, port, source, stop, counts):
+    """A TCP connection to the TLS port that never completes a handshake."""
+    while not stop.is_set():
+        try:
+            reader, writer = await asyncio.open_connection(server, port, local_addr=(source, 0))
+        except OSError:
+            counts["refused"] += 1
+            await asyncio.sleep(0.05)
+            continue
+        counts["opened"] += 1
+        writer.write(b"\x16\x03\x01")  # the start of a ClientHello, and no more
+        try:
+            while not stop.is_set():
+                try:
+                    if not await asyncio.wait_for(reader.read(1024), 1.0):
+                        counts["closed"] += 1
+                        break
+                except asyncio.TimeoutError:
+                    pass
+        except OSError:
+            counts["closed"] += 1
+        finally:
+            writer.close()
+
+
+JOB = json.dumps({"apiVersion": "tessera/v1", "kind": "Job", "metadata": {"name": "flood"},
+                  "spec": {"tasks": [{"name": "w", "resources": {"gpus": 1}, "command": ["true"]}]}}).encode()
+
+
+async def flood(server, port, context, token, stop, counts, accepted):
+    """Submissions back to back on one keep-alive connection."""
+    request = (f"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(JOB)}\r\n\r\n").encode() + JOB
+    while not stop.is_set():
+        try:
+            reader, writer = await asyncio.open_connection(server, port, ssl=context, server_hostname="localhost")
+        except (OSError, ssl.SSLError):
+            counts["refused"] += 1
+            await asyncio.sleep(0.05)
+            continue
+        try:
+            while not stop.is_set():
+                writer.write(request)
+                counts["sent"] += 1
+                status_line = await reader.readline()
+                headers = {}
+                while True:
+                    line = await reader.readline()
+                    if line in (b"\r\n", b""):
+                        break
+                    name, _, value = line.decode().partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                status = int(status_line.split()[1]) if status_line else 0
+                counts[str(status)] = counts.get(str(status), 0) + 1
+                if status == 201:
+                    accepted.extend(job["id"] for job in json.loads(body)["jobs"])
+                if status == 0 or headers.get("connection") == "close":
+                    break
+        except (OSError, ssl.SSLError, asyncio.IncompleteReadError, ValueError):
+            counts["broken"] += 1
+        finally:
+            writer.close()
+
+
+async def phase(name, seconds, make_tasks):
+    stop = asyncio.Event()
+    counts = {"opened": 0, "closed": 0, "refused": 0, "sent": 0, "broken": 0}
+    tasks = [asyncio.create_task(t) for t in make_tasks(stop, counts)]
+    started = time.monotonic()
+    await asyncio.sleep(seconds)
+    stop.set()
+    await asyncio.wait(tasks, timeout=15)
+    for t in tasks:
+        t.cancel()
+    return {"phase": name, "start": started, "end": time.monotonic(), "counts": counts}
+
+
+def connections(args, context):
+    request = urllib.request.Request(args.server + "/metrics", headers={"Authorization": "Bearer " + args.admin_token})
+    with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+        text = answer.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith("tessera_http_connections{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total, text
+
+
+async def attack(args, context):
+    host, port = args.server.split("//")[1].rsplit(":", 1)
+    port = int(port)
+    sources = [f"127.0.0.{i}" for i in range(2, 2 + args.addresses)]
+    per = args.connections // args.addresses
+    accepted = []
+    phases = [
+        await phase("slow-headers-one", args.phase_seconds,
+                    lambda stop, c: [slow_headers(host, port, context, sources[0], stop, c) for _ in range(args.connections)]),
+        await phase("stalled-handshakes", args.phase_seconds,
+                    lambda stop, c: [stalled_handshake(host, port, s, stop, c) for s in sources for _ in range(per)]),
+        await phase("slow-headers-many", args.phase_seconds,
+                    lambda stop, c: [slow_headers(host, port, context, s, stop, c) for s in sources for _ in range(per)]),
+        await phase("flood", args.phase_seconds,
+                    lambda stop, c: [flood(host, port, context, t, stop, c, accepted)
+                                     for t in args.user_tokens for _ in range(args.flood_connections)]),
+    ]
+    return phases, accepted
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tessera", required=True)
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--ca-file", required=True)
+    parser.add_argument("--admin-token", required=True)
+    parser.add_argument("--user-tokens", nargs="+", required=True)
+    parser.add_argument("--connections", type=int, default=1500)
+    parser.add_argument("--addresses", type=int, default=5)
+    parser.add_argument("--flood-connections", type=int, default=32, help="per user token")
+    parser.add_argument("--phase-seconds", type=float, default=8)
+    args = parser.parse_args()
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the attackers hold thousands of connections
+    context = ssl.create_default_context(cafile=args.ca_file)
+
+    baseline, _ = connections(args, context)
+    probe = Probe(args, context)
+    probe.start()
+    time.sleep(1)
+    phases, accepted = asyncio.run(attack(args, context))
+    attack_end = time.monotonic()
+    # Back to normal: connections at their level before the attack, and the admin answered at once.
+    recovered_after = None
+    while time.monotonic() - attack_end < 30:
+        now_open, _ = connections(args, context)
+        start = time.monotonic()
+        ok = subprocess.run([args.tessera, "jobs"], capture_output=True, timeout=30).returncode == 0
+        if ok and now_open <= baseline + 2 and time.monotonic() - start < 1:
+            recovered_after = time.monotonic() - attack_end
+            break
+        time.sleep(0.1)
+    probe.stop()
+    _, metrics = connections(args, context)
+    during = [s for s in probe.samples if phases[0]["start"] <= s[0] <= attack_end]
+    listed = {j["id"] for j in probe.api("/v1/jobs")["jobs"]}  # every job the flood got accepted must still be there
+    flood_phase = phases[-1]
+    print(json.dumps({
+        "phases": [{"phase": p["phase"], "seconds": round(p["end"] - p["start"], 1), **p["counts"]} for p in phases],
+        "admin_jobs_samples": len(during),
+        "admin_jobs_failures": sum(1 for s in during if not s[2]),
+        "admin_jobs_p99_s": round(percentile([s[1] for s in during], 0.99), 3),
+        "admin_jobs_max_s": round(max((s[1] for s in during), default=0), 3),
+        "heartbeat_gap_max_ms": max(probe.gaps.values(), default=0),
+        "nodes_lost": sorted(probe.lost),
+        "flood_offered_per_s": round(flood_phase["counts"]["sent"] / (flood_phase["end"] - flood_phase["start"]), 1),
+        "flood_accepted": len(accepted),
+        "flood_accepted_missing": len(set(accepted) - listed),
+        "recovered_after_s": None if recovered_after is None else round(recovered_after, 2),
+        "metrics": [line for line in metrics.splitlines() if line.startswith(("tessera_http_connections_refused_total{",
+                                                                               "tessera_http_connection_timeouts_total{",
+                                                                               "tessera_http_requests_shed_total{"))],
+    }))
+
+
+if __name__ == "__main__":
+    main()
