@@ -4,6 +4,7 @@
 
 #include "bench/api_bench.h"
 #include "bench/control_plane_bench.h"
+#include "bench/flood.h"
 #include "bench/sched_bench.h"
 #include "bench/virtual_cluster.h"
 #include "cli/commands.h"
@@ -73,6 +74,20 @@ void AddBenchCommand(CLI::App& app) {
   virtual_cluster->add_option("--jobs", vc->jobs, "Jobs to submit, of 1, 1, 1, 1, 2, 2, 4 and 8 GPUs in turn")->capture_default_str();
   virtual_cluster->add_option("--task-seconds", vc->task_seconds, "How long each virtual task runs")->capture_default_str();
   virtual_cluster->add_option("--duration", vc->duration_seconds, "Seconds to hold the load (0: until interrupted)")->capture_default_str();
+  auto flood = std::make_shared<bench::FloodOptions>();
+  auto* flood_cmd = bench->add_subcommand("flood", "Submit jobs to a running server as fast as it answers, and count its answers");
+  flood_cmd->add_option("--server", flood->server, "The server to flood")->required();
+  flood_cmd->add_option("--ca-file", flood->ca_file, "For https: the CA to trust");
+  flood_cmd->add_option("--token-file", flood->token_files, "A token to submit with (repeat it: the connections take them in turn)");
+  flood_cmd->add_option("--connections", flood->connections, "Connections, each submitting once answered")->capture_default_str();
+  flood_cmd->add_option("--seconds", flood->seconds, "How long to flood")->capture_default_str();
+  flood_cmd->add_option("--accepted-file", flood->accepted_file, "Write the accepted jobs' ids here, one a line");
+  flood_cmd->callback([flood] {
+    const bench::FloodResult result = bench::RunFlood(*flood);
+    std::printf("%s\n", bench::ToJson(result).c_str());
+    if (!result.error.empty()) throw CLI::RuntimeError(kExitFailure);
+  });
+
   virtual_cluster->callback([vc] {
     if (const std::string error = bench::RunVirtualCluster(*vc); !error.empty()) {
       std::fprintf(stderr, "tessera bench virtual-cluster: %s\n", error.c_str());

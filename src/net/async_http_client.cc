@@ -3,6 +3,7 @@
 #include <array>
 #include <deque>
 #include <optional>
+#include <vector>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -24,6 +25,7 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
     queue_.push_back({std::move(method), std::move(target), std::move(body), std::move(done)});
     if (!busy_) Next();
   }
+  void SetHeader(std::string name, std::string value) { headers_.emplace_back(std::move(name), std::move(value)); }
 
  private:
   struct Pending {
@@ -62,6 +64,7 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
     request_.version(11);
     request_.set(http::field::host, endpoint_.ToString());
     request_.set(http::field::content_type, "application/json");
+    for (const auto& [name, value] : headers_) request_.set(name, value);
     request_.keep_alive(true);
     request_.body() = p.body;
     request_.prepare_payload();
@@ -94,6 +97,7 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
   asio::io_context& io_;
   Endpoint endpoint_;
   TlsContext tls_;
+  std::vector<std::pair<std::string, std::string>> headers_;
   std::optional<ClientStream> stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
@@ -106,6 +110,8 @@ class AsyncHttpConnection::Impl : public std::enable_shared_from_this<Impl> {
 AsyncHttpConnection::AsyncHttpConnection(asio::io_context& io, Endpoint endpoint, TlsContext tls)
     : impl_(std::make_shared<Impl>(io, std::move(endpoint), std::move(tls))) {}
 AsyncHttpConnection::~AsyncHttpConnection() = default;
+
+void AsyncHttpConnection::SetHeader(std::string name, std::string value) { impl_->SetHeader(std::move(name), std::move(value)); }
 
 void AsyncHttpConnection::Send(std::string method, std::string target, std::string body, Callback done) {
   impl_->Send(std::move(method), std::move(target), std::move(body), std::move(done));

@@ -1,6 +1,6 @@
 // A non-blocking HTTP/1.1 client connection on a caller's io_context, for
 // programs that hold thousands of connections on one thread: the
-// control-plane benchmark's virtual agents and submitters. Requests on one
+// control-plane benchmark's virtual agents and submitters, and the flood. Requests on one
 // connection go out one at a time, in order; the connection is opened on
 // first use and reopened after the server closes it.
 //
@@ -30,6 +30,8 @@ class AsyncHttpConnection {
   AsyncHttpConnection& operator=(const AsyncHttpConnection&) = delete;
 
   void Send(std::string method, std::string target, std::string body, Callback done);
+  // Sent with every request from now on (Authorization).
+  void SetHeader(std::string name, std::string value);
 
  private:
   class Impl;

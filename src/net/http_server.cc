@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <optional>
+#include <utility>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -63,6 +64,9 @@ HttpResponse Busy(const std::string& why, int retry_after_s) {
   response.headers.emplace_back("Retry-After", std::to_string(retry_after_s));
   return response;
 }
+
+// The largest body a shed request may have for its connection to be kept.
+constexpr std::uint64_t kSmallBody = 64 << 10;
 
 template <typename Stream>
 class Session;
@@ -230,9 +234,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     const std::uint64_t length = parser_->content_length().value_or(parser_->chunked() ? options().body_limit : 0);
     if (!Privileged(peer_)) {
       if (const std::optional<Shed> shed = shared_.shedder.Admit(length, &slot_)) {
-        return Refuse(Busy(*shed == Shed::kInFlight ? "the server is answering as many requests as it takes at once; retry later"
-                                                    : "the server holds as many request bodies as it takes at once; retry later",
-                           options().load.retry_after_s));
+        HttpResponse busy = Busy(*shed == Shed::kInFlight ? "the server is answering as many requests as it takes at once; retry later"
+                                                          : "the server holds as many request bodies as it takes at once; retry later",
+                                 options().load.retry_after_s);
+        // A small body is read and dropped, so that the connection (and its
+        // TLS session) serves the retry; a large one is not worth reading.
+        if (length > kSmallBody) return Refuse(std::move(busy));
+        instead_ = std::move(busy);
       }
     }
     Expect(TimeoutPhase::kBody, options().timeouts.headers + std::chrono::seconds(length / std::max<std::uint64_t>(options().timeouts.min_body_rate, 1)));
@@ -262,6 +270,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void OnRead(beast::error_code ec) {
     if (ec) return Failed(ec);
     http::request<http::string_body> raw = parser_->release();
+    if (instead_) return Reply(*std::exchange(instead_, std::nullopt), raw.keep_alive(), raw.version());
     request_.body = std::move(raw.body());
     auto exchange = std::make_shared<SessionExchange<Stream>>(shared_from_this(), std::move(request_), raw.keep_alive(), raw.version(),
                                                               std::move(slot_));
@@ -304,6 +313,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   HttpRequest request_;     // the one being read
+  std::optional<HttpResponse> instead_;  // its answer, without a handler: it was shed
   LoadShedder::Slot slot_;  // its share of the load limits, until answered
   http::response<http::string_body> response_;
   bool close_after_write_ = false;

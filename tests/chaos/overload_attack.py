@@ -8,8 +8,9 @@ Phases, one after another, each for --phase-seconds:
   stalled-handshakes TCP connections from several addresses that never
                      finish (or never start) their TLS handshake;
   slow-headers-many  the first attack, from several addresses;
-  flood              keep-alive connections submitting jobs as fast as the
-                     server answers, with several users' tokens.
+  flood              `tessera bench flood`: keep-alive connections submitting
+                     jobs as fast as the server answers, with several users'
+                     tokens.
 Each attacker reconnects as soon as the server closes it, so the pressure
 lasts. Throughout, a probe runs `tessera jobs` as a cluster admin (a new
 connection each time, as the CLI does) and reads the nodes' heartbeats.
@@ -19,6 +20,7 @@ accepted, and how fast the server was back to normal afterwards.
 import argparse
 import asyncio
 import json
+import os
 import resource
 import ssl
 import subprocess
@@ -137,49 +139,9 @@ async def stalled_handshake(server, port, source, stop, counts):
             writer.close()
 
 
-JOB = json.dumps({"apiVersion": "tessera/v1", "kind": "Job", "metadata": {"name": "flood"},
-                  "spec": {"tasks": [{"name": "w", "resources": {"gpus": 1}, "command": ["true"]}]}}).encode()
-
-
-async def flood(server, port, context, token, stop, counts, accepted):
-    """Submissions back to back on one keep-alive connection."""
-    request = (f"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(JOB)}\r\n\r\n").encode() + JOB
-    while not stop.is_set():
-        try:
-            reader, writer = await asyncio.open_connection(server, port, ssl=context, server_hostname="localhost")
-        except (OSError, ssl.SSLError):
-            counts["refused"] += 1
-            await asyncio.sleep(0.05)
-            continue
-        try:
-            while not stop.is_set():
-                writer.write(request)
-                counts["sent"] += 1
-                status_line = await reader.readline()
-                headers = {}
-                while True:
-                    line = await reader.readline()
-                    if line in (b"\r\n", b""):
-                        break
-                    name, _, value = line.decode().partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                status = int(status_line.split()[1]) if status_line else 0
-                counts[str(status)] = counts.get(str(status), 0) + 1
-                if status == 201:
-                    accepted.extend(job["id"] for job in json.loads(body)["jobs"])
-                if status == 0 or headers.get("connection") == "close":
-                    break
-        except (OSError, ssl.SSLError, asyncio.IncompleteReadError, ValueError):
-            counts["broken"] += 1
-        finally:
-            writer.close()
-
-
 async def phase(name, seconds, make_tasks):
     stop = asyncio.Event()
-    counts = {"opened": 0, "closed": 0, "refused": 0, "sent": 0, "broken": 0}
+    counts = {"opened": 0, "closed": 0, "refused": 0}
     tasks = [asyncio.create_task(t) for t in make_tasks(stop, counts)]
     started = time.monotonic()
     await asyncio.sleep(seconds)
@@ -201,12 +163,27 @@ def connections(args, context):
     return total, text
 
 
+async def flood(args):
+    """`tessera bench flood`: submissions back to back on many connections, with the users' tokens."""
+    accepted = os.path.join(args.work, "accepted")
+    command = [args.tessera, "bench", "flood", "--server", args.server, "--ca-file", args.ca_file, "--connections",
+               str(args.flood_connections), "--seconds", str(args.phase_seconds), "--accepted-file", accepted]
+    for token in args.user_token_files:
+        command += ["--token-file", token]
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
+    out, _ = await process.communicate()
+    result = json.loads(out)
+    with open(accepted) as f:
+        result["accepted_ids"] = [int(line) for line in f]
+    return {"phase": "flood", "start": started, "end": time.monotonic(), "counts": result}
+
+
 async def attack(args, context):
     host, port = args.server.split("//")[1].rsplit(":", 1)
     port = int(port)
     sources = [f"127.0.0.{i}" for i in range(2, 2 + args.addresses)]
     per = args.connections // args.addresses
-    accepted = []
     phases = [
         await phase("slow-headers-one", args.phase_seconds,
                     lambda stop, c: [slow_headers(host, port, context, sources[0], stop, c) for _ in range(args.connections)]),
@@ -214,11 +191,9 @@ async def attack(args, context):
                     lambda stop, c: [stalled_handshake(host, port, s, stop, c) for s in sources for _ in range(per)]),
         await phase("slow-headers-many", args.phase_seconds,
                     lambda stop, c: [slow_headers(host, port, context, s, stop, c) for s in sources for _ in range(per)]),
-        await phase("flood", args.phase_seconds,
-                    lambda stop, c: [flood(host, port, context, t, stop, c, accepted)
-                                     for t in args.user_tokens for _ in range(args.flood_connections)]),
+        await flood(args),
     ]
-    return phases, accepted
+    return phases
 
 
 def main():
@@ -227,10 +202,11 @@ def main():
     parser.add_argument("--server", required=True)
     parser.add_argument("--ca-file", required=True)
     parser.add_argument("--admin-token", required=True)
-    parser.add_argument("--user-tokens", nargs="+", required=True)
+    parser.add_argument("--user-token-files", nargs="+", required=True)
+    parser.add_argument("--work", required=True, help="a directory for the flood's accepted ids")
     parser.add_argument("--connections", type=int, default=1500)
     parser.add_argument("--addresses", type=int, default=5)
-    parser.add_argument("--flood-connections", type=int, default=32, help="per user token")
+    parser.add_argument("--flood-connections", type=int, default=128)
     parser.add_argument("--phase-seconds", type=float, default=8)
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -241,7 +217,9 @@ def main():
     probe = Probe(args, context)
     probe.start()
     time.sleep(1)
-    phases, accepted = asyncio.run(attack(args, context))
+    phases = asyncio.run(attack(args, context))
+    flooded = phases[-1]["counts"]
+    accepted = flooded.pop("accepted_ids")
     attack_end = time.monotonic()
     # Back to normal: connections at their level before the attack, and the admin answered at once.
     recovered_after = None
@@ -257,7 +235,6 @@ def main():
     _, metrics = connections(args, context)
     during = [s for s in probe.samples if phases[0]["start"] <= s[0] <= attack_end]
     listed = {j["id"] for j in probe.api("/v1/jobs")["jobs"]}  # every job the flood got accepted must still be there
-    flood_phase = phases[-1]
     print(json.dumps({
         "phases": [{"phase": p["phase"], "seconds": round(p["end"] - p["start"], 1), **p["counts"]} for p in phases],
         "admin_jobs_samples": len(during),
@@ -266,7 +243,7 @@ def main():
         "admin_jobs_max_s": round(max((s[1] for s in during), default=0), 3),
         "heartbeat_gap_max_ms": max(probe.gaps.values(), default=0),
         "nodes_lost": sorted(probe.lost),
-        "flood_offered_per_s": round(flood_phase["counts"]["sent"] / (flood_phase["end"] - flood_phase["start"]), 1),
+        "flood_sent_per_s": round(flooded["answered_per_s"], 1),
         "flood_accepted": len(accepted),
         "flood_accepted_missing": len(set(accepted) - listed),
         "recovered_after_s": None if recovered_after is None else round(recovered_after, 2),
