@@ -1,8 +1,14 @@
 // The server under clients that hold it: deadlines, the connection reserve,
 // load shedding, and the client's side of it (Retry-After, early answers).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -18,10 +24,11 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
-// A raw connection, to send exactly what a test says and see when the server closes it.
+// A raw connection, to send exactly what a test says and see when the server
+// closes it. Blocking calls only: all of them share one I/O context.
 class RawConnection {
  public:
-  explicit RawConnection(std::uint16_t port) : socket_(io_) { socket_.connect({asio::ip::make_address("127.0.0.1"), port}); }
+  explicit RawConnection(std::uint16_t port) : socket_(Io()) { socket_.connect({asio::ip::make_address("127.0.0.1"), port}); }
   void Send(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes)); }
   // What the server sends until it closes the connection, or "" past `within`.
   std::string ReadUntilClosed(std::chrono::milliseconds within, bool* closed) {
@@ -47,7 +54,10 @@ class RawConnection {
   }
 
  private:
-  asio::io_context io_;
+  static asio::io_context& Io() {
+    static asio::io_context io;
+    return io;
+  }
   tcp::socket socket_;
 };
 
@@ -175,6 +185,45 @@ TEST_F(HttpLimitsTest, TheClientComesBackAfterRetryAfter) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 1s) << "it waited as Retry-After said";
   release.join();
   holder.join();
+}
+
+// Out of descriptors, the server takes the waiting connection with the one
+// it keeps spare and answers it, instead of leaving it in the backlog (and
+// spinning on accept). The test's connection and the server share this
+// process's descriptors: the connection's socket is made first, then every
+// descriptor left is taken, then it connects.
+TEST_F(HttpLimitsTest, OutOfDescriptorsTheServerStillAnswers) {
+  Start(HttpServerOptions{});
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  int highest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) highest = std::max(highest, std::stoi(entry.path().filename()));
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(highest) + 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  asio::io_context io;
+  tcp::socket client(io);
+  client.open(tcp::v4());
+  // Without an answer the read ends after this long, and the test fails rather than hangs.
+  const timeval patience{.tv_sec = 5, .tv_usec = 0};
+  ::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  std::vector<int> fillers;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) fillers.push_back(fd);
+  boost::system::error_code ec;
+  client.connect({asio::ip::make_address("127.0.0.1"), server_->port()}, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::string answer;
+  char buffer[1024];
+  // recv itself: Asio would wait on past the socket's timeout.
+  for (ssize_t n; (n = ::recv(client.native_handle(), buffer, sizeof buffer, 0)) > 0;) answer.append(buffer, static_cast<std::size_t>(n));
+  for (const int fd : fillers) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_NE(answer.find("HTTP/1.1 503"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("as many connections as it allows"), std::string::npos) << answer;
+  EXPECT_GE(server_->Stats().connections.refused[static_cast<std::size_t>(Refusal::kDescriptors)], 1u);
+  auto after = Client(false)->Send("GET", "/v1/ping");
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  EXPECT_EQ(after->status, 200) << "served again once descriptors are free";
 }
 
 TEST_F(HttpLimitsTest, AnAnswerGivenBeforeTheBodyIsSentIsWhatTheCallerSees) {

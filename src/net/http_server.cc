@@ -1,6 +1,9 @@
 #include "net/http_server.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <filesystem>
 #include <unistd.h>
 
 #include <array>
@@ -394,10 +397,11 @@ class HttpServer::Impl {
     shared.table.CountRefusal(Refusal::kDescriptors);
     if (spare >= 0) {
       ::close(spare);
-      beast::error_code ec;
-      tcp::socket socket(io);
-      acceptor.accept(socket, ec);
-      if (!ec) TurnAway(std::move(socket));
+      const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        if (!shared.options.tls) (void)!::send(fd, RefusedAnswer().data(), RefusedAnswer().size(), MSG_NOSIGNAL);
+        ::close(fd);
+      }
       spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
     pause.expires_after(std::chrono::milliseconds(50));
