@@ -389,16 +389,18 @@ class HttpServer::Impl {
     socket.close(ignored);
   }
 
-  // No descriptor is left for the connection waiting to be accepted: the
-  // spare one makes room to take it and turn it away, so clients hear why
-  // instead of waiting in the backlog; then a short pause, so that a
-  // lasting shortage does not spin.
+  // No descriptor is left to accept with (Linux says so even when no
+  // connection waits): the spare one makes room to take a waiting
+  // connection and turn it away, so that its client hears why instead of
+  // waiting in the backlog; then a short pause, so that a lasting shortage
+  // does not spin.
   void OutOfDescriptors() {
-    shared.table.CountRefusal(Refusal::kDescriptors);
+    if (spare < 0) shared.table.CountRefusal(Refusal::kDescriptors);
     if (spare >= 0) {
       ::close(spare);
       const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0) {
+        shared.table.CountRefusal(Refusal::kDescriptors);
         if (!shared.options.tls) (void)!::send(fd, RefusedAnswer().data(), RefusedAnswer().size(), MSG_NOSIGNAL);
         ::close(fd);
       }
