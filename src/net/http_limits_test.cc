@@ -129,12 +129,29 @@ TEST_F(HttpLimitsTest, AKeepAliveConnectionMayIdleLongerThanAHeaderMayTake) {
   EXPECT_EQ(server_->Stats().timeouts[static_cast<std::size_t>(TimeoutPhase::kHeaders)], 0u);
 }
 
+TEST_F(HttpLimitsTest, AConnectionThatNeverFinishedARequestMakesRoomForANewcomer) {
+  HttpServerOptions options;
+  options.connections = {.max_connections = 10, .reserved = 4, .max_per_address = 1, .probation_per_address = 2};
+  Start(options);
+  RawConnection slow(server_->port());  // the address's one unprivileged connection, never used
+  std::this_thread::sleep_for(100ms);
+  auto served = Client(false)->Send("GET", "/v1/ping");
+  ASSERT_TRUE(served.ok()) << served.status().message();
+  EXPECT_EQ(served->status, 200);
+  bool closed = false;
+  slow.ReadUntilClosed(2s, &closed);
+  EXPECT_TRUE(closed) << "the slow connection was evicted";
+  EXPECT_EQ(server_->Stats().connections.refused[static_cast<std::size_t>(Refusal::kEvicted)], 1u);
+}
+
 TEST_F(HttpLimitsTest, PastTheLimitsOnlyAPrivilegedCallerGetsIn) {
   HttpServerOptions options;
   options.connections = {.max_connections = 10, .reserved = 4, .max_per_address = 1, .probation_per_address = 2};
   Start(options);
-  RawConnection squatter(server_->port());  // the address's one unprivileged connection, never used
-  std::this_thread::sleep_for(100ms);
+  RawConnection idle(server_->port());  // the address's one unprivileged connection: a client, kept alive
+  idle.Send("GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n");
+  bool closed = false;
+  ASSERT_NE(idle.ReadUntilClosed(300ms, &closed).find("pong"), std::string::npos);
   auto refused = Client(false)->Send("GET", "/v1/ping", {}, "application/json", 500ms);
   ASSERT_TRUE(refused.ok()) << refused.status().message();
   EXPECT_EQ(refused->status, 503);
@@ -144,6 +161,7 @@ TEST_F(HttpLimitsTest, PastTheLimitsOnlyAPrivilegedCallerGetsIn) {
   EXPECT_EQ(admitted->status, 200);
   const HttpServerStats stats = server_->Stats();
   EXPECT_EQ(stats.connections.refused[static_cast<std::size_t>(Refusal::kNotPrivileged)], 1u);
+  EXPECT_EQ(stats.connections.refused[static_cast<std::size_t>(Refusal::kEvicted)], 0u);
 }
 
 TEST_F(HttpLimitsTest, UnprivilegedRequestsPastTheLimitAreShedAtOnceAndAdministratorsAreNot) {

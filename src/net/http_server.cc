@@ -68,6 +68,29 @@ HttpResponse Busy(const std::string& why, int retry_after_s) {
   return response;
 }
 
+// The answer to a connection refused before it sent anything (plain HTTP
+// only: a TLS client would read it as a broken handshake).
+const std::string& RefusedAnswer() {
+  static const std::string answer = [] {
+    const std::string body = R"({"error": "the server holds as many connections as it allows; retry later", "code": 503})" "\n";
+    return "HTTP/1.1 503 Service Unavailable\r\nServer: tessera\r\nRetry-After: 1\r\nContent-Type: application/json\r\n"
+           "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  }();
+  return answer;
+}
+
+// Closes a connection past the limits; plain HTTP gets a 503 first,
+// written without waiting (a client that does not read it loses it).
+void TurnAway(tcp::socket& socket, bool answer) {
+  beast::error_code ignored;
+  if (answer) {
+    socket.non_blocking(true, ignored);
+    socket.write_some(asio::buffer(RefusedAnswer()), ignored);
+  }
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
+
 // The largest body a shed request may have for its connection to be kept.
 constexpr std::uint64_t kSmallBody = 64 << 10;
 
@@ -104,10 +127,24 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
  public:
   template <typename... Tls>
-  Session(tcp::socket socket, Shared& shared, std::string address, std::optional<Refusal> probation, Tls&... tls)
-      : stream_(std::move(socket), tls...), shared_(shared), remote_address_(std::move(address)), probation_(probation) {}
-  ~Session() { shared_.table.Close(remote_address_, probation_.has_value(), peer_); }
+  Session(tcp::socket socket, Shared& shared, std::string address, Tls&... tls)
+      : stream_(std::move(socket), tls...), shared_(shared), remote_address_(std::move(address)) {}
+  ~Session() {
+    if (id_ != 0) shared_.table.Close(id_);
+  }
 
+  // Takes its place in the connection table and starts, or is turned away.
+  void Admit() {
+    const ConnectionTable::Decision decision = shared_.table.Open(remote_address_, [weak = this->weak_from_this()] {
+      if (auto self = weak.lock()) asio::post(self->stream_.get_executor(), [self] { self->tcp().close(); });
+    });
+    if (decision.admission == ConnectionTable::Admission::kRefused) return TurnAway(tcp().socket(), !kTls);
+    id_ = decision.id;
+    if (decision.admission == ConnectionTable::Admission::kProbation) probation_ = decision.refusal;
+    Start();
+  }
+
+ private:
   void Start() {
     if constexpr (kTls) {
       asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
@@ -129,6 +166,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
   }
 
+ public:
   // Any thread: builds the message, then writes it on the session's strand.
   void Reply(HttpResponse response, bool keep_alive, unsigned version) {
     http::response<http::string_body> raw = ToBeast(std::move(response), keep_alive && !close_after_write_, version);
@@ -223,7 +261,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     request_.client_certificate = client_name_;
     if (peer_ == PeerClass::kUnidentified) {
       peer_ = options().identify ? options().identify(request_) : PeerClass::kClient;
-      shared_.table.Identify(remote_address_, probation_.has_value(), peer_);
+      shared_.table.Identify(id_, peer_);
       if (probation_ && !Privileged(peer_)) {
         const std::string why = *probation_ == Refusal::kAddressFull
                                     ? "this server holds as many connections from " + remote_address_ + " as it allows (" +
@@ -309,7 +347,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   Shared& shared_;
   std::string client_name_;  // the verified client certificate's common name
   const std::string remote_address_;
-  const std::optional<Refusal> probation_;  // set: admitted on probation, past this limit
+  std::uint64_t id_ = 0;                // in the connection table; 0: turned away
+  std::optional<Refusal> probation_;  // set: admitted on probation, past this limit
   PeerClass peer_ = PeerClass::kUnidentified;
   TimeoutPhase phase_ = TimeoutPhase::kHeaders;
   std::uint64_t requests_ = 0;
@@ -327,17 +366,6 @@ template <typename Stream>
 void SessionExchange<Stream>::Reply(HttpResponse response) {
   slot_.Release();
   session_->Reply(std::move(response), keep_alive_, version_);
-}
-
-// The answer to a connection refused before it sent anything (plain HTTP
-// only: a TLS client would read it as a broken handshake).
-const std::string& RefusedAnswer() {
-  static const std::string answer = [] {
-    const std::string body = R"({"error": "the server holds as many connections as it allows; retry later", "code": 503})" "\n";
-    return "HTTP/1.1 503 Service Unavailable\r\nServer: tessera\r\nRetry-After: 1\r\nContent-Type: application/json\r\n"
-           "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  }();
-  return answer;
 }
 
 }  // namespace
@@ -366,27 +394,11 @@ class HttpServer::Impl {
     beast::error_code ignored;
     const tcp::endpoint remote = socket.remote_endpoint(ignored);
     std::string address = ignored ? std::string() : remote.address().to_string();
-    const ConnectionTable::Decision decision = shared.table.Open(address);
-    if (decision.admission == ConnectionTable::Admission::kRefused) return TurnAway(std::move(socket));
-    std::optional<Refusal> probation;
-    if (decision.admission == ConnectionTable::Admission::kProbation) probation = decision.refusal;
     if (shared.options.tls) {
-      std::make_shared<Session<TlsStream>>(std::move(socket), shared, std::move(address), probation, *shared.options.tls)->Start();
+      std::make_shared<Session<TlsStream>>(std::move(socket), shared, std::move(address), *shared.options.tls)->Admit();
     } else {
-      std::make_shared<Session<beast::tcp_stream>>(std::move(socket), shared, std::move(address), probation)->Start();
+      std::make_shared<Session<beast::tcp_stream>>(std::move(socket), shared, std::move(address))->Admit();
     }
-  }
-
-  // Closes a connection past the limits; plain HTTP gets a 503 first,
-  // written without waiting (a client that does not read it loses it).
-  void TurnAway(tcp::socket socket) {
-    beast::error_code ignored;
-    if (!shared.options.tls) {
-      socket.non_blocking(true, ignored);
-      socket.write_some(asio::buffer(RefusedAnswer()), ignored);
-    }
-    socket.shutdown(tcp::socket::shutdown_both, ignored);
-    socket.close(ignored);
   }
 
   // No descriptor is left to accept with (Linux says so even when no

@@ -3,8 +3,9 @@
 administrator and the agents see meanwhile (tests/chaos/overload.sh).
 
 Phases, one after another, each for --phase-seconds:
-  slow-headers-one   TLS connections from one address that send a request
-                     line and then a header byte a second, never the end;
+  slow-headers-one   TLS connections from 127.0.0.1, the administrator's and
+                     the agents' own address, that send a request line and
+                     then a header byte a second, never the end;
   stalled-handshakes TCP connections from several addresses that never
                      finish (or never start) their TLS handshake;
   slow-headers-many  the first attack, from several addresses;
@@ -185,10 +186,12 @@ async def attack(args, context):
     sources = [f"127.0.0.{i}" for i in range(2, 2 + args.addresses)]
     per = args.connections // args.addresses
     phases = [
+        # From the address the administrator and the agents use too.
         await phase("slow-headers-one", args.phase_seconds,
-                    lambda stop, c: [slow_headers(host, port, context, sources[0], stop, c) for _ in range(args.connections)]),
+                    lambda stop, c: [slow_headers(host, port, context, "127.0.0.1", stop, c) for _ in range(args.connections)]),
         await phase("stalled-handshakes", args.phase_seconds,
-                    lambda stop, c: [stalled_handshake(host, port, s, stop, c) for s in sources for _ in range(per)]),
+                    lambda stop, c: [stalled_handshake(host, port, s, stop, c)
+                                     for s in sources for _ in range(args.stalled_connections // args.addresses)]),
         await phase("slow-headers-many", args.phase_seconds,
                     lambda stop, c: [slow_headers(host, port, context, s, stop, c) for s in sources for _ in range(per)]),
         await flood(args),
@@ -206,6 +209,8 @@ def main():
     parser.add_argument("--work", required=True, help="a directory for the flood's accepted ids")
     parser.add_argument("--connections", type=int, default=1500)
     parser.add_argument("--addresses", type=int, default=5)
+    parser.add_argument("--stalled-connections", type=int, default=800,
+                        help="below the caps: they are closed by the handshake deadline, not evicted")
     parser.add_argument("--flood-connections", type=int, default=128)
     parser.add_argument("--phase-seconds", type=float, default=8)
     args = parser.parse_args()
