@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import random
 import socket
 import ssl
 import time
@@ -443,8 +444,11 @@ def _query_value(value: Any) -> str:
 
 
 def _retry_delay(answer: _Answer, default: float) -> float:
+    """Retry-After, and up to half again at random: the clients an overload
+    turned away do not all come back in the same instant (docs/security.md)."""
     delay = parse_retry_after(answer.headers.get("retry-after"))
-    return default if delay is None else delay
+    delay = max(default if delay is None else delay, 0.2)
+    return delay * random.uniform(1.0, 1.5)
 
 
 def _endpoint_of(location: str) -> Optional[config.Endpoint]:
