@@ -85,6 +85,17 @@ class HttpLimitsTest : public ::testing::Test {
     std::lock_guard lock(mu_);
     return held_.size();
   }
+  // A server that takes one unprivileged request at a time, and a thread
+  // whose request holds it (until TearDown answers it).
+  std::thread HoldTheOnlySlot() {
+    HttpServerOptions options;
+    options.load.max_in_flight = 1;
+    Start(options);
+    std::thread holder([this] { EXPECT_TRUE(Client(false)->Send("GET", "/v1/hold").ok()); });
+    for (int i = 0; i < 250 && Held() == 0; ++i) std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(Held(), 1u) << "the first request is being served";
+    return holder;
+  }
   std::unique_ptr<HttpClient> Client(bool admin) {
     auto client = std::make_unique<HttpClient>(Endpoint{"127.0.0.1", server_->port()});
     if (admin) client->SetHeader("X-Role", "admin");
@@ -165,12 +176,7 @@ TEST_F(HttpLimitsTest, PastTheLimitsOnlyAPrivilegedCallerGetsIn) {
 }
 
 TEST_F(HttpLimitsTest, UnprivilegedRequestsPastTheLimitAreShedAtOnceAndAdministratorsAreNot) {
-  HttpServerOptions options;
-  options.load.max_in_flight = 1;
-  Start(options);
-  std::thread holder([this] { EXPECT_TRUE(Client(false)->Send("GET", "/v1/hold").ok()); });
-  for (int i = 0; i < 250 && Held() == 0; ++i) std::this_thread::sleep_for(20ms);
-  ASSERT_EQ(Held(), 1u) << "the first request is being served";
+  std::thread holder = HoldTheOnlySlot();
   const std::unique_ptr<HttpClient> client = Client(false);
   auto shed = client->Send("POST", "/v1/items", "body", "text/plain", 500ms);  // too short a call to wait for a retry
   ASSERT_TRUE(shed.ok()) << shed.status().message();
@@ -186,12 +192,7 @@ TEST_F(HttpLimitsTest, UnprivilegedRequestsPastTheLimitAreShedAtOnceAndAdministr
 }
 
 TEST_F(HttpLimitsTest, TheClientComesBackAfterRetryAfter) {
-  HttpServerOptions options;
-  options.load.max_in_flight = 1;
-  Start(options);
-  std::thread holder([this] { EXPECT_TRUE(Client(false)->Send("GET", "/v1/hold").ok()); });
-  for (int i = 0; i < 250 && Held() == 0; ++i) std::this_thread::sleep_for(20ms);
-  ASSERT_EQ(Held(), 1u);
+  std::thread holder = HoldTheOnlySlot();
   std::thread release([this] {
     std::this_thread::sleep_for(500ms);
     TearDown();
