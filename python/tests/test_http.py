@@ -10,6 +10,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -159,11 +160,15 @@ class HttpTest(unittest.TestCase):
     def test_503_for_longer_than_retry_for(self):
         s = self.stub(lambda *a: error(503, "no leader is elected yet", **{"Retry-After": "1"}))
         started = time.monotonic()
-        with self.assertRaises(tessera.Unavailable) as caught:
-            self.client(s.url, retry_for=2.5).list()
+        # The jitter at its largest, so that the count of tries is known:
+        # Retry-After and half again, 1.5 s apart.
+        with mock.patch("tessera.client.random.uniform", lambda low, high: high), \
+                self.assertRaises(tessera.Unavailable) as caught:
+            self.client(s.url, retry_for=3.2).list()
+        self.assertGreaterEqual(time.monotonic() - started, 3)
         self.assertLess(time.monotonic() - started, 4)
         self.assertEqual((caught.exception.status, caught.exception.retry_after), (503, 1.0))
-        self.assertEqual(len(s.requests), 3)  # at 0, 1 and 2 s
+        self.assertEqual(len(s.requests), 3)  # at 0, 1.5 and 3 s; the next would be past 3.2 s
         with self.assertRaises(tessera.Unavailable):
             self.client(s.url, retry_for=0).list()  # retries off
 
