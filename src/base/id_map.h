@@ -7,11 +7,14 @@
 // memory follows the live values, not every id ever issued; a job that runs
 // for weeks keeps one small page alive, not the history around it.
 //
-// Ids are added in increasing order; erasing is done in batches, each one
-// compacting the storage once. Until an id is first skipped or erased (all
-// of a simulation, a server's first days) a value's slot is its id, and
-// lookups read the value directly: the scheduler looks jobs up by id in its
-// innermost loops.
+// Ids are added in increasing order, except ids that were skipped over
+// (SkipTo) and never given a value: those may be added later, out of order
+// (a job array reserves its elements' ids and fills them as they start).
+// values() is in the order added. Erasing is done in batches, each one
+// compacting the storage once, or one at a time for the value added last.
+// Until an id is first skipped or erased (all of a simulation, a server's
+// first days) a value's slot is its id, and lookups read the value directly:
+// the scheduler looks jobs up by id in its innermost loops.
 #pragma once
 
 #include <algorithm>
@@ -48,7 +51,7 @@ class IdMap {
   bool contains(Id id) const { return id.valid() && FindSlot(id) != kNone; }
   T* find(Id id) { return contains(id) ? &at(id) : nullptr; }
 
-  // Every live value, in id order.
+  // Every live value, in the order added (id order, but for ids filled in below end()).
   const std::vector<T>& values() const { return values_; }
   std::size_t size() const { return values_.size(); }
 
@@ -63,9 +66,10 @@ class IdMap {
     }
   }
 
-  // Adds `value` under `id`, which must not be below end().
+  // Adds `value` under `id`: one not below end(), or one below it that was
+  // skipped and holds no value.
   T& Add(Id id, T value) {
-    assert(id.index() >= end_);
+    assert(id.index() >= end_ || !contains(id));
     dense_ = dense_ && id.index() == end_;
     const std::size_t page = id.index() >> kPageBits;
     if (pages_.size() <= page) {
@@ -78,10 +82,22 @@ class IdMap {
     }
     (*pages_[page])[id.index() & (kPageSize - 1)] = static_cast<std::uint32_t>(values_.size());
     ++page_live_[page];
-    end_ = id.index() + 1;
+    end_ = std::max(end_, id.index() + 1);
     ids_.push_back(id);
     values_.push_back(std::move(value));
     return values_.back();
+  }
+
+  // Erases the value added last, which `id` must name (a statement's
+  // rollback takes back what it added, newest first). Its id stays taken.
+  void EraseLast(Id id) {
+    assert(!ids_.empty() && ids_.back() == id);
+    const std::size_t page = id.index() >> kPageBits;
+    (*pages_[page])[id.index() & (kPageSize - 1)] = kNone;
+    if (--page_live_[page] == 0) pages_[page].reset();
+    ids_.pop_back();
+    values_.pop_back();
+    dense_ = false;
   }
 
   // Erases the values of `ids` (each present).

@@ -69,5 +69,29 @@ TEST(IdMapTest, SkippedIdsAreNeverHandedOutAgain) {
   EXPECT_EQ(map.end(), Id(40));
 }
 
+TEST(IdMapTest, SkippedIdsCanBeFilledInLaterAndTheLastAddedTakenBack) {
+  // A job array reserves its elements' ids and fills them in as they start,
+  // after jobs submitted later took ids past them.
+  Map map;
+  map.Add(Id(0), "array");
+  map.SkipTo(Id(2000));
+  map.Add(Id(2000), "later job");
+  map.Add(Id(5), "element 4");
+  map.Add(Id(1), "element 0");
+  EXPECT_EQ(map.at(Id(5)), "element 4");
+  EXPECT_EQ(map.at(Id(2000)), "later job");
+  EXPECT_EQ(map.end(), Id(2001));  // filling in never moves the end back
+  EXPECT_THAT(map.values(), ElementsAre("array", "later job", "element 4", "element 0"));
+  map.EraseLast(Id(1));
+  EXPECT_FALSE(map.contains(Id(1)));
+  EXPECT_EQ(map.at(Id(5)), "element 4");
+  EXPECT_EQ(map.end(), Id(2001));
+  map.Add(Id(1), "element 0 again");
+  EXPECT_EQ(map.at(Id(1)), "element 0 again");
+  map.Erase({Id(5)});
+  EXPECT_THAT(map.values(), ElementsAre("array", "later job", "element 0 again"));
+  EXPECT_EQ(map.at(Id(1)), "element 0 again");
+}
+
 }  // namespace
 }  // namespace tessera

@@ -1,5 +1,7 @@
 #include "controlplane/state_mirror.h"
 
+#include <cassert>
+
 namespace tessera::controlplane {
 
 void StateMirror::Replace(std::unique_ptr<sched::SchedulerState> live) {
@@ -62,6 +64,13 @@ void StateMirror::SkipIds(model::JobId next) {
   Record([next](sched::SchedulerState& s) { s.jobs().SkipIds(next); });
 }
 
+model::JobId StateMirror::CancelUnstarted(model::JobId parent, std::int32_t position) {
+  TouchJob(parent);  // a cycle that spawned this array's elements may have started this one
+  const model::JobId id = live_->CancelUnstarted(parent, position);
+  Record([parent, position](sched::SchedulerState& s) { s.CancelUnstarted(parent, position); });
+  return id;
+}
+
 void StateMirror::SetSchedulable(model::NodeId node, bool schedulable) {
   if (!schedulable) TouchNode(node);
   live_->cluster().SetSchedulable(node, schedulable);
@@ -99,6 +108,7 @@ bool StateMirror::EndCycle(const CycleDecisions& decisions) {
   in_cycle_ = false;
   bool conflict = copy_stale_;  // replaced while the cycle ran: its ids may name other nodes
   for (const sched::Eviction& e : decisions.evicted) conflict = conflict || touched_jobs_.contains(e.victim.value());
+  for (const auto& [parent, element] : decisions.spawned) conflict = conflict || touched_jobs_.contains(parent.value());
   for (const auto& [id, placements] : decisions.bound) {
     conflict = conflict || touched_jobs_.contains(id.value());
     for (const model::TaskPlacement& task : placements) conflict = conflict || touched_nodes_.contains(task.node.value());
@@ -110,6 +120,12 @@ bool StateMirror::EndCycle(const CycleDecisions& decisions) {
   }
   // The same calls, in the same order, that the cycle's statement made on the copy.
   for (const sched::Eviction& e : decisions.evicted) live_->Unbind(e.victim, decisions.now);
+  // An array untouched since the copy caught up spawns here what it spawned
+  // there: the same positions, so the same ids.
+  for (const auto& [parent, element] : decisions.spawned) {
+    [[maybe_unused]] const model::JobId made = live_->SpawnElement(parent);
+    assert(made == element);
+  }
   for (const auto& [id, placements] : decisions.bound) live_->Bind(id, placements, decisions.now);
   live_->queues().CopyUsageAverages(copy_->queues());
   return true;

@@ -29,10 +29,12 @@
 
 namespace tessera::controlplane {
 
-// What a cycle decided, in the order the core committed it: evictions first.
+// What a cycle decided, in the order the core committed it: evictions first,
+// then the array elements it spawned (each array's in order), then binds.
 struct CycleDecisions {
   Time now = 0;
   std::vector<sched::Eviction> evicted;
+  std::vector<std::pair<model::JobId, model::JobId>> spawned;  // (array job, element)
   std::vector<std::pair<model::JobId, std::vector<model::TaskPlacement>>> bound;
 };
 
@@ -44,6 +46,7 @@ class DecisionRecorder final : public sched::Binder {
   void Evict(const model::Job& victim, const model::Job& preemptor, sched::EvictReason reason) override {
     decisions_.evicted.push_back({victim.id, preemptor.id, reason});
   }
+  void Spawn(const model::Job& element) override { decisions_.spawned.emplace_back(element.array_parent, element.id); }
 
  private:
   CycleDecisions& decisions_;
@@ -66,6 +69,7 @@ class StateMirror {
   void Unbind(model::JobId id, Time now);
   void Forget(const std::vector<model::JobId>& ended);
   void SkipIds(model::JobId next);  // the job table's
+  model::JobId CancelUnstarted(model::JobId parent, std::int32_t position);
   void SetSchedulable(model::NodeId node, bool schedulable);
   std::vector<model::JobId> SetGpuHealthy(model::GpuId gpu, bool healthy);
 

@@ -76,6 +76,34 @@ TEST_F(StateMirrorTest, CancellingAJobTheCycleJustPlacedDiscardsTheCycle) {
   ExpectSameState();
 }
 
+TEST_F(StateMirrorTest, ElementsAnArraySpawnsOnTheCopyAreTheLiveStatesToo) {
+  const model::JobId array = mirror_.Submit(sched::fixtures::MakeArray(MakeJob({.name = "sweep"}), "0-99"), 0);
+  model::JobId during;
+  // A submission during the cycle takes an id after the array's reserved ones,
+  // in both states: the elements keep theirs.
+  ASSERT_TRUE(Cycle(1, [&] { during = mirror_.Submit(MakeJob({.name = "during"}), 1); }));
+  ASSERT_EQ(decisions_.spawned.size(), 8u);
+  EXPECT_EQ(decisions_.spawned[0], std::make_pair(array, model::ArrayElementId(array, 0)));
+  EXPECT_EQ(during, model::JobId(array.value() + 101));
+  EXPECT_EQ(mirror_->job(model::ArrayElementId(array, 7)).state, model::JobState::kRunning);
+  EXPECT_EQ(mirror_->job(array).array_progress.active(), 8);
+  mirror_.Finish(model::ArrayElementId(array, 3), model::JobState::kSucceeded);
+  ASSERT_TRUE(Cycle(2));
+  EXPECT_EQ(decisions_.spawned.size(), 1u);
+  EXPECT_EQ(mirror_->job(model::ArrayElementId(array, 8)).state, model::JobState::kRunning);
+  ExpectSameState();
+}
+
+TEST_F(StateMirrorTest, CancellingAnUnstartedElementDuringTheCycleDiscardsItsArraysStarts) {
+  const model::JobId array = mirror_.Submit(sched::fixtures::MakeArray(MakeJob({.name = "sweep"}), "0-99"), 0);
+  EXPECT_FALSE(Cycle(1, [&] { mirror_.CancelUnstarted(array, 2); }));  // the copy started element 2
+  EXPECT_EQ(mirror_->job(model::ArrayElementId(array, 2)).state, model::JobState::kCancelled);
+  EXPECT_EQ(mirror_->cluster().allocated().gpu_milli, 0);
+  ASSERT_TRUE(Cycle(2));
+  EXPECT_EQ(mirror_->job(model::ArrayElementId(array, 8)).state, model::JobState::kRunning) << "2 was skipped";
+  ExpectSameState();
+}
+
 TEST_F(StateMirrorTest, ANodeLeavingDuringTheCycleDiscardsBindsOnIt) {
   mirror_.Submit(MakeJob({.name = "a", .gpu_milli = 4000}), 0);
   EXPECT_FALSE(Cycle(1, [&] {

@@ -1,5 +1,7 @@
 #include "model/invariants.h"
 
+#include <unordered_map>
+
 namespace tessera::model {
 namespace {
 
@@ -11,7 +13,7 @@ struct Expected {
 
 void CheckJob(const Cluster& cluster, const Job& job, Expected& expected, std::vector<std::string>& out) {
   const std::string who = "job " + job.name + ": ";
-  if (job.state != JobState::kRunning) {
+  if (job.state != JobState::kRunning || job.is_array_parent) {
     if (!job.placements.empty() || job.Held() != Resources{}) {
       out.push_back(who + std::string(ToString(job.state)) + " but holds placements");
     }
@@ -46,6 +48,18 @@ void CheckJob(const Cluster& cluster, const Job& job, Expected& expected, std::v
   if (!job.preemptible) expected.queue_pinned[job.queue.index()] += SumPlacements(job.placements).gpu_milli;
 }
 
+void CheckArrays(const std::vector<Job>& jobs, std::vector<std::string>& out) {
+  std::unordered_map<std::int32_t, ArrayProgress> counted;  // by array job
+  for (const Job& job : jobs) {
+    if (job.is_array_element()) ++counted[job.array_parent.value()][job.state];
+  }
+  for (const Job& job : jobs) {
+    if (job.is_array_parent && counted[job.id.value()].by_state != job.array_progress.by_state) {
+      out.push_back("array " + job.name + ": its counts disagree with its elements' states");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> CheckInvariants(const Cluster& cluster, const std::vector<Job>& jobs,
@@ -59,6 +73,7 @@ std::vector<std::string> CheckInvariants(const Cluster& cluster, const std::vect
   expected.queue_own.assign(queues.queues().size(), Resources{});
   expected.queue_pinned.assign(queues.queues().size(), 0);
   for (const Job& job : jobs) CheckJob(cluster, job, expected, out);
+  CheckArrays(jobs, out);
 
   for (std::size_t i = 0; i < cluster.gpus().size(); ++i) {
     const Gpu& gpu = cluster.gpus()[i];

@@ -9,7 +9,8 @@
 //   * nothing runs on an unhealthy GPU;
 //   * no queue holds more GPUs than its limit, nor more non-preemptible GPUs
 //     than its guarantee, and queue usage is exactly the sum of its jobs';
-//   * the capacity indexes agree with the state they index.
+//   * the capacity indexes agree with the state they index;
+//   * an array job holds nothing, and its counts are its elements' states.
 #pragma once
 
 #include <string>

@@ -3,6 +3,7 @@
 #include <csignal>
 
 #include <array>
+#include <numeric>
 
 namespace tessera::model {
 namespace {
@@ -64,6 +65,26 @@ void Job::Remember() {
   min_gpu_milli_ = MinRequest().gpu_milli;
   shape_ = ShapeFingerprint();
   remembered_ = true;
+}
+
+std::int32_t ArrayProgress::created() const { return std::accumulate(by_state.begin(), by_state.end(), 0); }
+
+Job ArrayElement(const Job& parent, std::int32_t position) {
+  Job element = parent;
+  element.id = ArrayElementId(parent.id, position);
+  element.state = JobState::kPending;
+  element.is_array_parent = false;
+  element.array_parent = parent.id;
+  element.array_index = parent.array->indices[static_cast<std::size_t>(position)];
+  element.array_progress = {};
+  element.depends_on.clear();
+  element.singleton = false;
+  element.not_before = 0;
+  element.restarts = 0;
+  element.placements.clear();
+  element.held = {};
+  element.attained_gpu_seconds = 0;
+  return element;
 }
 
 Resources SumPlacements(const std::vector<TaskPlacement>& placements) {

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +16,7 @@
 
 #include "base/clock.h"
 #include "base/strong_id.h"
+#include "model/job_array.h"
 #include "model/placement.h"
 #include "model/resources.h"
 #include "model/topology.h"
@@ -87,6 +90,20 @@ std::optional<std::int32_t> ParseCheckpointSignal(std::string_view name);
 enum class JobState { kPending, kRunning, kSucceeded, kFailed, kCancelled };
 std::string_view ToString(JobState state);
 
+// An array job's elements so far (model/job_array.h). Elements come into
+// being when they start, or when one is cancelled before it started; `next`
+// is the position the next one to start is looked for from: every position
+// below it has its element.
+struct ArrayProgress {
+  std::array<std::int32_t, 5> by_state{};  // elements in each JobState
+
+  std::int32_t next = 0;
+  std::int32_t& operator[](JobState s) { return by_state[static_cast<std::size_t>(s)]; }
+  std::int32_t operator[](JobState s) const { return by_state[static_cast<std::size_t>(s)]; }
+  std::int32_t created() const;
+  std::int32_t active() const { return (*this)[JobState::kPending] + (*this)[JobState::kRunning]; }
+};
+
 // What a set of task placements holds in total.
 Resources SumPlacements(const std::vector<TaskPlacement>& placements);
 
@@ -126,6 +143,10 @@ struct alignas(64) Job {
   // Starts only once no earlier job of the same name and user is pending or
   // running (Slurm's --dependency=singleton).
   bool singleton = false;
+  // An array job (model/job_array.h): it spawns elements instead of running.
+  // Here, in the padding after `singleton`, because a cycle asks it of every
+  // pending job; what it reads next (`array`) is further on.
+  bool is_array_parent = false;
   std::string never_reason;  // set once the job is known never to fit
 
   // Spec.
@@ -153,6 +174,12 @@ struct alignas(64) Job {
   // at most max_restart_backoff; 0: restart at once.
   Seconds restart_backoff = 0;
   Seconds max_restart_backoff = 600;
+  // Arrays: the parent and its elements share `array`; an element names its
+  // parent and its index, and the parent counts its elements.
+  std::shared_ptr<const JobArray> array;
+  JobId array_parent;
+  std::int32_t array_index = -1;
+  ArrayProgress array_progress;
 
   // Runtime state.
   Time start_time = 0;
@@ -180,6 +207,12 @@ struct alignas(64) Job {
   // counts, topology), so identical requests can share one answer.
   std::uint64_t ShapeFingerprint() const;
   bool single_task() const { return groups.size() == 1 && groups[0].replicas == 1; }
+  bool is_array_element() const { return array_parent.valid(); }
+  // An array job with elements left to start, within its limit of active ones.
+  bool CanSpawn() const {
+    return is_array_parent && array_progress.created() < array->size() &&
+           (array->max_running == 0 || array_progress.active() < array->max_running);
+  }
   // GPU-seconds of service received so far, the current run included:
   // Tiresias' two-dimensional attained service.
   double AttainedService(Time now) const {
@@ -188,5 +221,13 @@ struct alignas(64) Job {
            (running ? static_cast<double>(held.gpu_milli) / 1000.0 * static_cast<double>(now - start_time) : 0.0);
   }
 };
+
+// The id of the element at `position` of the array job `parent`: the ids
+// after the parent's were reserved for its elements when it was submitted.
+inline JobId ArrayElementId(JobId parent, std::int32_t position) { return JobId(parent.value() + 1 + position); }
+// The element at `position` of `parent`, pending, as it starts: the parent's
+// spec with its index, and none of the parent's conditions to start (the
+// parent met them before any element was made).
+Job ArrayElement(const Job& parent, std::int32_t position);
 
 }  // namespace tessera::model

@@ -106,5 +106,116 @@ TEST(JobTableTest, APutBackJobKeepsItsIdAndSkippedIdsStayTaken) {
   EXPECT_EQ(table.Add(ElasticGang("new")), JobId(13));
 }
 
+// An array job of `range` over ElasticGang's shape.
+Job Array(std::string name, std::string_view range) {
+  Job job = ElasticGang(std::move(name));
+  job.array = std::make_shared<const JobArray>(*ParseArrayRange(range));
+  job.is_array_parent = true;
+  return job;
+}
+
+TEST(JobTableTest, AnArrayReservesItsElementsIdsAndMakesThemAsTheyStart) {
+  JobTable table;
+  const JobId array = table.Add(Array("sweep", "0-9%3"));
+  const JobId later = table.Add(ElasticGang("later"));
+  EXPECT_EQ(later, JobId(array.value() + 11));  // 10 ids kept for the elements
+  EXPECT_EQ(table.size(), 2u);                   // none made yet
+  EXPECT_THAT(table.pending(), UnorderedElementsAre(array, later));
+
+  const JobId first = table.Spawn(array);
+  EXPECT_EQ(first, ArrayElementId(array, 0));
+  EXPECT_EQ(table.at(first).array_index, 0);
+  EXPECT_EQ(table.at(first).array_parent, array);
+  EXPECT_EQ(table.at(first).state, JobState::kPending);
+  EXPECT_TRUE(table.at(array).CanSpawn());
+  table.SetState(first, JobState::kRunning);
+  table.Spawn(array);
+  table.Spawn(array);
+  EXPECT_FALSE(table.at(array).CanSpawn());  // 3 active: its limit
+  EXPECT_EQ(table.at(array).array_progress.active(), 3);
+  EXPECT_EQ(table.at(array).state, JobState::kPending);  // elements are left to start
+  EXPECT_EQ(table.FindByName("sweep"), array);         // never an element
+  table.SetState(first, JobState::kSucceeded);
+  EXPECT_TRUE(table.at(array).CanSpawn());
+  EXPECT_EQ(table.at(array).array_progress[JobState::kSucceeded], 1);
+}
+
+TEST(JobTableTest, AnArrayFollowsItsElementsToItsEnd) {
+  JobTable table;
+  const JobId array = table.Add(Array("a", "4,7"));
+  const JobId e4 = table.Spawn(array);
+  const JobId e7 = table.Spawn(array);
+  EXPECT_EQ(table.at(e7).array_index, 7);
+  table.SetState(e4, JobState::kRunning);
+  table.SetState(e7, JobState::kRunning);
+  // Every element started: the array runs, in neither set (it holds nothing).
+  EXPECT_EQ(table.at(array).state, JobState::kRunning);
+  EXPECT_THAT(table.pending(), ElementsAre());
+  EXPECT_THAT(table.running(), UnorderedElementsAre(e4, e7));
+  table.SetState(e4, JobState::kSucceeded);
+  EXPECT_EQ(table.at(array).state, JobState::kRunning);
+  table.SetState(e7, JobState::kFailed);
+  EXPECT_EQ(table.at(array).state, JobState::kFailed);  // one failed: the array failed
+}
+
+TEST(JobTableTest, AnElementCancelledBeforeItStartsIsSkipped) {
+  JobTable table;
+  const JobId array = table.Add(Array("a", "0-2"));
+  const JobId second = table.AddEnded(array, 1, JobState::kCancelled);
+  EXPECT_EQ(second, ArrayElementId(array, 1));
+  EXPECT_EQ(table.Spawn(array), ArrayElementId(array, 0));
+  EXPECT_EQ(table.Spawn(array), ArrayElementId(array, 2));  // 1 was cancelled
+  EXPECT_FALSE(table.at(array).CanSpawn());
+  for (const JobId e : {ArrayElementId(array, 0), ArrayElementId(array, 2)}) table.SetState(e, JobState::kSucceeded);
+  EXPECT_EQ(table.at(array).state, JobState::kCancelled);
+}
+
+TEST(JobTableTest, UnspawnTakesBackTheLastElementAndItsPosition) {
+  JobTable table;
+  const JobId array = table.Add(Array("a", "0-3"));
+  table.AddEnded(array, 1, JobState::kCancelled);
+  const JobId e0 = table.Spawn(array);
+  const JobId e2 = table.Spawn(array);
+  table.Unspawn(e2);
+  EXPECT_FALSE(table.contains(e2));
+  EXPECT_EQ(table.at(array).array_progress.created(), 2);
+  EXPECT_EQ(table.Spawn(array), e2);  // the same element again
+  table.Unspawn(e2);
+  table.Unspawn(e0);
+  EXPECT_EQ(table.Spawn(array), e0);
+}
+
+TEST(JobTableTest, AnArrayPutBackCountsItsElementsAgain) {
+  JobTable table;
+  const JobId array = table.Add(Array("a", "0-3"));
+  table.SetState(table.Spawn(array), JobState::kSucceeded);
+  table.SetState(table.Spawn(array), JobState::kRunning);
+  table.Add(ElasticGang("later"));
+  JobTable rebuilt;
+  for (const Job& job : table.all()) rebuilt.Put(job);
+  const Job& again = rebuilt.at(array);
+  EXPECT_EQ(again.array_progress.created(), 2);
+  EXPECT_EQ(again.array_progress[JobState::kSucceeded], 1);
+  EXPECT_EQ(again.array_progress.active(), 1);
+  EXPECT_EQ(again.state, JobState::kPending);
+  EXPECT_EQ(rebuilt.Spawn(array), ArrayElementId(array, 2));
+  EXPECT_EQ(rebuilt.next_id(), table.next_id());
+}
+
+TEST(JobTableTest, ForgettingAnArrayTakesItsElementsAndKeepsNamesRight) {
+  JobTable table;
+  const JobId old = table.Add(ElasticGang("a"));
+  table.SetState(old, JobState::kSucceeded);
+  const JobId array = table.Add(Array("a", "0-1"));
+  const JobId e0 = table.Spawn(array);
+  const JobId e1 = table.Spawn(array);
+  table.SetState(e0, JobState::kSucceeded);
+  table.SetState(e1, JobState::kSucceeded);
+  ASSERT_EQ(table.at(array).state, JobState::kSucceeded);
+  table.Forget({array, e0, e1});
+  EXPECT_EQ(table.FindByName("a"), old);  // an element never stands for the name
+  EXPECT_EQ(table.size(), 1u);
+}
+
 }  // namespace
 }  // namespace tessera::model

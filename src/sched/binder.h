@@ -22,6 +22,10 @@ class Binder {
   virtual ~Binder() = default;
   virtual void Bind(const model::Job& job) = 0;  // job.placements says where
   virtual void Evict(const model::Job& victim, const model::Job& preemptor, EvictReason reason) = 0;
+  // An array element came into being (model/job_array.h), pending, before
+  // its bind is reported; its id is the one its array reserved for it. A
+  // binder that keeps a copy of the state makes the same element there.
+  virtual void Spawn(const model::Job& element) = 0;
 };
 
 // A binder that records nothing: for benchmarks and callers that read the state.
@@ -29,6 +33,7 @@ class NullBinder final : public Binder {
  public:
   void Bind(const model::Job&) override {}
   void Evict(const model::Job&, const model::Job&, EvictReason) override {}
+  void Spawn(const model::Job&) override {}
 };
 
 }  // namespace tessera::sched

@@ -28,12 +28,15 @@ enum class WaitReason {
   kDependencyFailed,  // never: a job it depends on did not end as required (detail: job)
   kSingleton,         // a singleton waits for an earlier job of its name and user (detail: job)
   kBackoff,           // a restart held back by spec.restart.backoff (detail: seconds left)
+  kArrayLimit,        // an array job has as many elements active as its limit allows (detail: the limit)
   kInfeasible,        // never: see the job's never_reason
 };
 
 std::string_view ToString(WaitReason reason);  // "capacity", "queue-limit", ...
 
 struct Outcome {
+  // The job the stream offered; for an array job, each placement started one
+  // of its elements (the binder hears of the element).
   model::JobId job;
   Verdict verdict = Verdict::kNotNow;
   WaitReason reason = WaitReason::kNone;

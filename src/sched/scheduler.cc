@@ -83,6 +83,9 @@ std::string Explain(const Outcome& outcome, const SchedulerState& state) {
       }
       return "never: depends on job '" + job_name(outcome.detail) + "', which did not succeed";
     }
+    case WaitReason::kArrayLimit:
+      return "waiting: " + std::to_string(outcome.detail) + " of its elements are active, as many as its limit allows (%" +
+             std::to_string(outcome.detail) + ")";
     case WaitReason::kSingleton:
       return "waiting: singleton: job " + std::to_string(outcome.detail) + " of the same name and user has not ended";
     case WaitReason::kInfeasible:

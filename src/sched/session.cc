@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 namespace tessera::sched {
 
@@ -33,6 +34,7 @@ std::string_view ToString(WaitReason reason) {
     case WaitReason::kDependencyFailed: return "dependency-failed";
     case WaitReason::kSingleton: return "singleton";
     case WaitReason::kBackoff: return "backoff";
+    case WaitReason::kArrayLimit: return "array-limit";
     case WaitReason::kInfeasible: return "infeasible";
   }
   return "?";
@@ -77,6 +79,12 @@ bool Session::Eligible(Job& job) {
       Record(job.id, Verdict::kNotNow, WaitReason::kSingleton, first.value());
       return false;
     }
+  }
+  // An array job is pending while it has elements left to start; its limit
+  // may hold them back.
+  if (job.is_array_parent && !job.CanSpawn()) {
+    Record(job.id, Verdict::kNotNow, WaitReason::kArrayLimit, job.array->max_running);
+    return false;
   }
   return true;
 }
@@ -183,6 +191,7 @@ std::optional<JobId> Session::NextPending() {
     }
     const JobId job = stream_[cursor_[at.index()].first++].id;
     for (QueueId q = at; q.valid(); q = queues.queue(q).parent) --remaining_[q.index()];
+    last_streamed_ = at;
     return job;
   }
   return std::nullopt;
@@ -208,16 +217,25 @@ PlaceVerdict::Kind Session::FindPlacement(JobId id, const PlaceOptions& options)
 
 PlaceVerdict::Kind Session::TryPlace(JobId id, const PlaceOptions& options) {
   const PlaceVerdict::Kind verdict = FindPlacement(id, options);
-  if (verdict == PlaceVerdict::Kind::kFits) Bind(id, std::move(scratch_));
+  if (verdict != PlaceVerdict::Kind::kFits) return verdict;
+  Bind(id, std::move(scratch_));
+  // An array job that may start another element goes back into the stream
+  // where it was taken from: the next pick weighs its queue's new share.
+  const QueueId at = std::exchange(last_streamed_, QueueId());
+  if (at.valid() && state_.job(id).CanSpawn() && stream_[cursor_[at.index()].first - 1].id == id) {
+    --cursor_[at.index()].first;
+    for (QueueId q = at; q.valid(); q = state_.queues().queue(q).parent) ++remaining_[q.index()];
+  }
   return verdict;
 }
 
 PlaceVerdict::Kind Session::Fits(JobId id, const PlaceOptions& options) { return FindPlacement(id, options); }
 
 void Session::Bind(JobId job, std::vector<model::TaskPlacement> placements) {
-  statement_.Bind(job, std::move(placements));
-  ForgetShares(state_.job(job).queue);
-  bound_.insert(job);
+  const JobId bound = state_.job(job).is_array_parent ? statement_.Spawn(job) : job;
+  statement_.Bind(bound, std::move(placements));
+  ForgetShares(state_.job(bound).queue);
+  bound_.insert(bound);
   ++result_.placed;
 }
 

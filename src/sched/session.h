@@ -5,6 +5,12 @@
 // Pending jobs are streamed in priority order; within one priority, the queue
 // with the smallest hierarchical fair share goes next (re-evaluated after
 // every placement), and within a queue the JobOrder plugin decides.
+//
+// An array job (model/job_array.h) is one entry of the stream however many
+// elements it has left: placing it starts its next element, and as long as
+// it may start more (its limit allows, elements are left) it is offered
+// again, competing for the next pick like any job of its queue. Its
+// unstarted elements cost a cycle nothing.
 #pragma once
 
 #include <cstdint>
@@ -52,13 +58,15 @@ class Session {
   // shapes that did not fit so identical requests fail in O(1) until
   // something is evicted. Never: the placement plugin knows the job can never
   // fit, and the job's never_reason now says why (the caller records it).
+  // An array job streamed last that may start more elements is streamed again.
   PlaceVerdict::Kind TryPlace(model::JobId job, const PlaceOptions& options = {});
   // Would `job` fit now? Like TryPlace, but binds nothing.
   PlaceVerdict::Kind Fits(model::JobId job, const PlaceOptions& options = {});
   // Evicts through the statement and records it; forgets failed shapes.
   void Evict(model::JobId victim, model::JobId preemptor, EvictReason reason);
   bool BoundThisCycle(model::JobId job) const { return !bound_.empty() && bound_.contains(job); }
-  // Binds a placement found outside TryPlace (by victim search).
+  // Binds a placement found outside TryPlace (by victim search). For an array
+  // job, spawns its next element and binds that.
   void Bind(model::JobId job, std::vector<model::TaskPlacement> placements);
 
   void Record(model::JobId job, Verdict verdict, WaitReason reason, std::int32_t detail = -1);
@@ -119,6 +127,9 @@ class Session {
   std::unordered_set<std::uint64_t> failed_shapes_;
   std::unordered_set<model::JobId> bound_;  // a set: a flag per job would cost the whole job table per cycle
   std::vector<model::TaskPlacement> scratch_;
+  // The queue whose cursor NextPending advanced last, while the job it
+  // returned may still be offered again (an array job); invalid otherwise.
+  model::QueueId last_streamed_;
   // Fair-share keys by queue (subtree, own jobs); NaN when stale. Usage only
   // changes through Bind and Evict here, or inside a rollback that restores it.
   std::vector<double> subtree_share_, own_share_;

@@ -41,7 +41,7 @@ JobId SchedulerState::Restore(Job job) {
   }
   // The cluster may have changed since the job was judged (nodes joined).
   if (job.state == JobState::kPending) job.never_reason = model::CheckFeasible(job, cluster_, queues_).message();
-  if (job.state == JobState::kRunning) {
+  if (job.state == JobState::kRunning && !job.is_array_parent) {
     for (const model::TaskPlacement& task : job.placements) cluster_.Allocate(task);
     job.held = model::SumPlacements(job.placements);
     queues_.Charge(job.queue, job.Held(), +1, job.preemptible, job.user);
@@ -84,7 +84,8 @@ std::vector<model::TaskPlacement> SchedulerState::Release(JobId id) {
 }
 
 void SchedulerState::Finish(JobId id, JobState end) {
-  if (jobs_.at(id).state == JobState::kRunning) Release(id);
+  const Job& job = jobs_.at(id);
+  if (job.state == JobState::kRunning && !job.is_array_parent) Release(id);
   jobs_.SetState(id, end);
 }
 

@@ -60,8 +60,20 @@ class SchedulerState {
   std::vector<model::TaskPlacement> Unbind(model::JobId id, Time now);
 
   // A running job ended (succeeded, failed or cancelled): its resources free up.
-  // A pending job may also be cancelled.
+  // A pending job may also be cancelled, and so may an array job (its
+  // elements are ended one by one by the caller).
   void Finish(model::JobId id, model::JobState end);
+
+  // Arrays (model/job_array.h). The array job's next element comes into
+  // being, pending; the scheduler binds it at once (through a Statement).
+  model::JobId SpawnElement(model::JobId parent) { return jobs_.Spawn(parent); }
+  // Takes back the element spawned last, unbound (a statement's rollback).
+  void Unspawn(model::JobId element) { jobs_.Unspawn(element); }
+  // The element at `position`, which has not started, is cancelled: it
+  // comes into being ended and is never started.
+  model::JobId CancelUnstarted(model::JobId parent, std::int32_t position) {
+    return jobs_.AddEnded(parent, position, model::JobState::kCancelled);
+  }
   // Forgets ended jobs (the server's retention): they leave the table, and
   // their ids are not handed out again.
   void Forget(const std::vector<model::JobId>& ended) { jobs_.Forget(ended); }

@@ -24,9 +24,20 @@ void Statement::Evict(model::JobId victim, model::JobId preemptor, EvictReason r
   log_.push_back(std::move(op));
 }
 
+model::JobId Statement::Spawn(model::JobId parent) {
+  const model::JobId element = state_.SpawnElement(parent);
+  log_.push_back(Op{Op::Kind::kSpawn, element, {}, EvictReason::kPreempt, {}, 0, 0, 0});
+  return element;
+}
+
 void Statement::RollbackTo(Checkpoint mark) {
   while (log_.size() > mark) {
     Op& op = log_.back();
+    if (op.kind == Op::Kind::kSpawn) {
+      state_.Unspawn(op.job);  // its bind, logged after it, was rolled back already
+      log_.pop_back();
+      continue;
+    }
     if (op.kind == Op::Kind::kBind) {
       state_.Unbind(op.job, now_);
     } else {
@@ -47,11 +58,13 @@ void Statement::Commit(Binder& binder) {
   for (const Op& op : log_) {
     if (op.kind == Op::Kind::kBind) {
       bound_here.insert(op.job);
-    } else if (!bound_here.contains(op.job)) {
+    } else if (op.kind == Op::Kind::kEvict && !bound_here.contains(op.job)) {
       binder.Evict(state_.job(op.job), state_.job(op.preemptor), op.reason);
     }
   }
   for (const Op& op : log_) {
+    // An element exists from its spawn on, even if its bind is evicted below.
+    if (op.kind == Op::Kind::kSpawn) binder.Spawn(state_.job(op.job));
     // A job bound and later evicted within the same statement is not running.
     if (op.kind == Op::Kind::kBind && state_.job(op.job).state == model::JobState::kRunning) binder.Bind(state_.job(op.job));
   }

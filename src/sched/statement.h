@@ -26,13 +26,16 @@ class Statement {
 
   void Bind(model::JobId job, std::vector<model::TaskPlacement> placements);
   void Evict(model::JobId victim, model::JobId preemptor, EvictReason reason);
+  // The array job's next element, made to be bound (SchedulerState::SpawnElement).
+  model::JobId Spawn(model::JobId parent);
 
-  // Reports every logged decision to the binder, in order, and clears the log.
+  // Reports every logged decision to the binder, in order, and clears the log:
+  // evictions, then each spawned element (before its bind) and each bind.
   void Commit(Binder& binder);
 
  private:
   struct Op {
-    enum class Kind { kBind, kEvict } kind;
+    enum class Kind { kBind, kEvict, kSpawn } kind;
     model::JobId job;
     model::JobId preemptor;
     EvictReason reason = EvictReason::kPreempt;

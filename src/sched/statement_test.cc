@@ -33,6 +33,9 @@ class RecordingBinder final : public Binder {
   void Evict(const model::Job& victim, const model::Job& preemptor, EvictReason reason) override {
     events.push_back("evict " + victim.name + " for " + preemptor.name + " (" + std::string(ToString(reason)) + ")");
   }
+  void Spawn(const model::Job& element) override {
+    events.push_back("spawn " + element.name + "[" + std::to_string(element.array_index) + "]");
+  }
   std::vector<std::string> events;
 };
 

@@ -84,6 +84,15 @@ inline model::Job MakeJob(const JobShape& shape) {
   return job;
 }
 
+// `job` made an array job of `range` (Slurm's syntax: "0-99%10").
+inline model::Job MakeArray(model::Job job, std::string_view range) {
+  Result<model::JobArray> array = model::ParseArrayRange(range);
+  EXPECT_TRUE(array.ok()) << array.status().message();
+  job.array = std::make_shared<const model::JobArray>(std::move(array).value());
+  job.is_array_parent = true;
+  return job;
+}
+
 // A state over `cluster` with the single default queue guaranteed all of it.
 inline SchedulerState MakeState(model::Cluster cluster) {
   model::QueueTree queues = model::QueueTree::Default(cluster.capacity().gpu_milli);

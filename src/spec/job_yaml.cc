@@ -9,6 +9,7 @@
 
 #include "base/quantity.h"
 #include "model/feasibility.h"
+#include "spec/job_array_yaml.h"
 #include "spec/json_document.h"
 #include "spec/yaml_util.h"
 
@@ -111,13 +112,14 @@ class JobParser {
   Status ParseSpec(const YamlValue& value, model::Job& job) {
     Result<YamlMap> spec = YamlMap::Read(value,
                                          {"priority", "preemptible", "walltime", "tasks", "topology", "checkpoint",
-                                          "restart", "dependsOn", "hangDetection", "singleton"},
+                                          "restart", "dependsOn", "hangDetection", "singleton", "array", "sweep"},
                                          {"tasks"});
     if (!spec.ok()) return spec.status();
     TESSERA_RETURN_IF_ERROR(spec->ReadInt("priority", &job.priority, kMinInt32, kMaxInt32));
     TESSERA_RETURN_IF_ERROR(spec->ReadBool("preemptible", &job.preemptible));
     TESSERA_RETURN_IF_ERROR(spec->ReadBool("singleton", &job.singleton));
     TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*spec, "walltime", &job.walltime));
+    TESSERA_RETURN_IF_ERROR(ParseJobArray(*spec, job));
 
     // Before the tasks: a task that bursts needs the checkpoint signal.
     if (const std::optional<YamlValue> checkpoint = spec->Find("checkpoint")) {

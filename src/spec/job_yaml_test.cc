@@ -248,6 +248,59 @@ spec:
   EXPECT_FALSE(reported->at(0).restart_when_hung) << "report is the default action";
 }
 
+TEST_F(JobYamlTest, ReadsAnArrayAndASweep) {
+  const auto array = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec: {array: \"0-99%10\", tasks: [{name: w}]}\n");
+  ASSERT_TRUE(array.ok()) << array.status().message();
+  const model::Job& job = array->at(0);
+  ASSERT_TRUE(job.is_array_parent);
+  EXPECT_EQ(job.array->size(), 100);
+  EXPECT_EQ(job.array->max_running, 10);
+  EXPECT_TRUE(job.array->sweep.empty());
+
+  const auto sweep = Parse(R"(apiVersion: tessera/v1
+kind: Job
+metadata: {name: s}
+spec:
+  sweep:
+    lr: [0.1, 0.01, 0.001]
+    batch: {from: 32, to: 128, step: 32}
+    model: [small, large]
+  array: "%4"
+  tasks: [{name: w}]
+)");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  const model::JobArray& s = *sweep->at(0).array;
+  EXPECT_EQ(s.size(), 3 * 4 * 2);
+  EXPECT_EQ(s.max_running, 4);
+  ASSERT_EQ(s.sweep.size(), 3u);
+  EXPECT_EQ(s.sweep[1].values, (std::vector<std::string>{"32", "64", "96", "128"}));
+  EXPECT_EQ(s.SweepValues(23), (std::vector<std::pair<std::string, std::string>>{{"lr", "0.001"}, {"batch", "128"}, {"model", "large"}}));
+}
+
+TEST_F(JobYamlTest, BadArraysAndSweepsNameTheirField) {
+  const auto error = [&](const std::string& spec) {
+    const auto jobs = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec:\n" + spec + "  tasks: [{name: w}]\n");
+    return jobs.ok() ? std::string("ok") : jobs.status().message();
+  };
+  EXPECT_EQ(error("  array: 9-3\n"), "j.yaml:5:10: spec.array: range 9-3 runs backwards: write 3-9");
+  EXPECT_EQ(error("  array: \"%4\"\n"),
+            "j.yaml:5:10: spec.array: '%4' names no indices: write e.g. 0-99, 1,3,5-9 or 0-15:4, and %N to run at most N at a time");
+  EXPECT_EQ(error("  array: 0-200000\n"), "j.yaml:5:10: spec.array: '0-200000' holds 200001 indices; an array holds at most 100000");
+  EXPECT_EQ(error("  sweep: {lr: [0.1]}\n  array: 0-3\n"),
+            "j.yaml:6:10: spec.array: the indices come from the sweep: write only a limit, such as %4; got '0-3'");
+  EXPECT_EQ(error("  sweep: {}\n"), "j.yaml:5:10: spec.sweep: name at least one parameter, e.g. {lr: [0.1, 0.01]}");
+  EXPECT_EQ(error("  sweep: {lr: []}\n"), "j.yaml:5:15: spec.sweep.lr: a parameter needs at least one value");
+  EXPECT_EQ(error("  sweep: {lr: 0.1}\n"), "j.yaml:5:15: spec.sweep.lr: expected a list of values or a range {from, to, step}, got '0.1'");
+  EXPECT_EQ(error("  sweep: {1x: [1]}\n"),
+            "j.yaml:5:15: spec.sweep.1x: '1x' is not a parameter name: letters, digits and '_', not starting with a digit");
+  EXPECT_EQ(error("  sweep: {lr: [1], LR: [2]}\n"), "j.yaml:5:24: spec.sweep.LR: 'lr' and 'LR' would both be TESSERA_SWEEP_LR");
+  EXPECT_EQ(error("  sweep: {b: {from: 9, to: 3}}\n"), "j.yaml:5:28: spec.sweep.b.to: to (3) is below from (9)");
+  EXPECT_EQ(error("  sweep: {b: {from: 1, to: 3, step: 0}}\n"), "j.yaml:5:37: spec.sweep.b.step: must be at least 1, got 0");
+  EXPECT_EQ(error("  sweep: {b: {from: 0, to: 999999}}\n"), "j.yaml:5:14: spec.sweep.b: holds 1000000 values; a parameter holds at most 100000");
+  EXPECT_EQ(error("  sweep: {a: {from: 1, to: 1000}, b: {from: 1, to: 1000}}\n"),
+            "j.yaml:5:10: spec.sweep: 1000 x 1000 = 1000000 combinations; a sweep holds at most 100000");
+}
+
 TEST_F(JobYamlTest, BadEnvironmentNameIsRejected) {
   const auto jobs = Parse("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  tasks: [{name: m, env: {\"A=B\": x}}]\n");
   ASSERT_FALSE(jobs.ok());

@@ -20,7 +20,8 @@ void PreemptiveAction::Run(Session& session) {
     const std::uint64_t key = job.Shape() ^ (std::uint64_t{static_cast<std::uint32_t>(job.queue.value())} << 32) ^
                               static_cast<std::uint32_t>(job.priority);
     if (failed.contains(key)) continue;
-    const VictimFilter filter = [&](const model::Job& victim) { return MayEvict(session, job, victim); };
+    // An array job never evicts its own elements to start another one.
+    const VictimFilter filter = [&](const model::Job& victim) { return victim.array_parent != job.id && MayEvict(session, job, victim); };
     const SearchResult result = EvictAndPlace(session, job.id, filter, reason());
     if (result != SearchResult::kNoCandidates) ++searches;
     if (result != SearchResult::kPlaced) failed.insert(key);
