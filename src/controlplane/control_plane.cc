@@ -204,7 +204,7 @@ void ControlPlane::RequestCycle() {
 json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
   const JobRecord& record = records_.at(id);
   json j = JobDocument(id, state_->job(id), record);
-  if (with_spec) j["spec"] = record.spec;
+  if (with_spec) j["spec"] = record.array_parent.valid() ? records_.at(record.array_parent).spec : record.spec;
   return j;
 }
 

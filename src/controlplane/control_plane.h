@@ -133,10 +133,13 @@ class ControlPlane {
   // --- jobs (jobs.cc) --------------------------------------------------------------
   void SubmitJobs(const auth::Caller& caller, Submission submission, Done<std::vector<AcceptedJob>> done);
   Result<nlohmann::json> ListJobs(const auth::Caller& caller, const JobQuery& query);
-  Result<nlohmann::json> GetJob(const auth::Caller& caller, std::int64_t id);  // with its spec and latest events
-  // GPU-hours of the jobs that ran since then, by queue or by user.
+  Result<nlohmann::json> GetJob(const auth::Caller& caller, const JobRef& ref);  // with its spec and latest events
+  // GPU-hours of the jobs that ran since then, by queue or by user (an array
+  // is one job, its elements' time summed).
   nlohmann::json Accounting(const auth::Caller& caller, const AccountingQuery& query);
-  void CancelJob(const auth::Caller& caller, std::int64_t id, Done<nlohmann::json> done);
+  // Cancels a job; an array job with every element it has not finished; one
+  // element of an array alone, started or not.
+  void CancelJob(const auth::Caller& caller, const JobRef& ref, Done<nlohmann::json> done);
   Result<LogChunk> ReadLogs(const auth::Caller& caller, const LogQuery& query);
   void WatchEvents(const auth::Caller& caller, EventQuery query, Done<nlohmann::json> done);
 
@@ -222,6 +225,8 @@ class ControlPlane {
   // A decoded job record with its parsed spec back into the state; refused
   // when its run does not fit this cluster.
   Status RestoreJob(StoredJob stored, model::Job job, const std::string& spec);
+  // An array element's record, made again from its array's restored job.
+  Status RestoreElement(StoredJob stored);
   Status LoadUsage(DamagedRecords& damaged);
   Status LoadTokens(DamagedRecords& damaged);
   Status LoadAudit(DamagedRecords& damaged);
@@ -233,6 +238,28 @@ class ControlPlane {
   // The record of the job an API path names, if the server knows it.
   JobRecord* FindRecord(std::int64_t id);
   Status NoJob(std::int64_t id) const;  // NotFound: never known, or forgotten
+
+  // Arrays (arrays.cc; model/job_array.h). What a JobRef names: a job (a
+  // started element included), or an element that has not started, which
+  // is no job yet: `exists` false, its array and position set.
+  struct NamedJob {
+    model::JobId id;
+    bool exists = true;
+    model::JobId parent;
+    std::int32_t position = -1;
+  };
+  Result<NamedJob> Resolve(const JobRef& ref);
+  // An unstarted element as the API shows it.
+  nlohmann::json UnstartedElementJson(const NamedJob& element) const;
+  // Cancels an element that has not started: it comes into being cancelled.
+  void CancelUnstarted(const NamedJob& element, const std::string& message);
+  // Elements the cycle spawned get their records, beside their array's.
+  void AddElementRecords(const std::vector<std::pair<model::JobId, model::JobId>>& spawned);
+  // An element changed state: the array's own state may have followed, and
+  // when that ended the array, it ends here too (event, record, retention).
+  void ArrayFollowed(model::JobId parent, model::JobState before);
+  // The array job's elements that exist, in index order.
+  std::vector<model::JobId> ElementsOf(model::JobId parent) const;
   // Forgets ended jobs past their retention (retention.cc).
   void ForgetEndedJobs(std::int64_t now_ms);
   void AddForgottenUsage(const UsageKey& key, const Usage& usage);  // ... and its write

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
@@ -17,9 +18,8 @@ namespace {
 
 constexpr std::size_t kMaxLogRead = 1 << 20;
 
-bool StateMatches(JobStateFilter filter, model::JobState state, bool started) {
+bool StateMatches(JobStateFilter filter, model::JobState state, std::string_view shown) {
   const bool active = state == model::JobState::kPending || state == model::JobState::kRunning;
-  const std::string_view shown = ApiState(state, started);
   switch (filter) {
     case JobStateFilter::kAny: return true;
     case JobStateFilter::kActive: return active;
@@ -121,18 +121,39 @@ Result<json> ControlPlane::ListJobs(const auth::Caller& caller, const JobQuery& 
   std::lock_guard lock(mu_);
   EnsureState();
   json jobs = json::array();
+  const auto matches = [&](const model::Job& job) {
+    const JobRecord& record = records_.at(job.id);
+    const std::string_view shown = job.is_array_parent ? ArrayApiState(job) : ApiState(job.state, record.running_ms != 0);
+    if (!StateMatches(query.state, job.state, shown)) return false;
+    if (!query.queue.empty() && record.queue != query.queue && !record.queue.starts_with(query.queue + "/")) return false;
+    if (!query.user.empty() && record.user != query.user) return false;
+    if (!query.name.empty() && job.name != query.name) return false;
+    if (!SeesJob(caller, job.id)) return false;
+    const bool active = job.state == model::JobState::kPending || job.state == model::JobState::kRunning;
+    return query.ended_after_ms < 0 || (!active && record.end_ms >= query.ended_after_ms);
+  };
+  const auto add_elements = [&](model::JobId parent) {
+    std::vector<model::JobId> elements = ElementsOf(parent);
+    if (query.newest_first) std::reverse(elements.begin(), elements.end());
+    for (const model::JobId element : elements) {
+      if (jobs.size() < query.limit && matches(state_->job(element))) jobs.push_back(JobJson(element, false));
+    }
+  };
+  if (query.array) {
+    const JobRecord* record = FindRecord(*query.array);
+    if (record == nullptr) return NoJob(*query.array);
+    const model::JobId parent(static_cast<std::int32_t>(*query.array));
+    if (!state_->job(parent).is_array_parent) return InvalidArgument("array: job " + std::to_string(*query.array) + " is not an array");
+    add_elements(parent);
+    return json{{"jobs", jobs}, {"revision", events_.last_revision()}};
+  }
   const auto& all = state_->jobs().all();
   for (std::size_t i = 0; i < all.size() && jobs.size() < query.limit; ++i) {
     const model::Job& job = query.newest_first ? all[all.size() - 1 - i] : all[i];
-    const JobRecord& record = records_.at(job.id);
-    if (!StateMatches(query.state, job.state, record.running_ms != 0)) continue;
-    if (!query.queue.empty() && record.queue != query.queue && !record.queue.starts_with(query.queue + "/")) continue;
-    if (!query.user.empty() && record.user != query.user) continue;
-    if (!query.name.empty() && job.name != query.name) continue;
-    if (!SeesJob(caller, job.id)) continue;
-    const bool active = job.state == model::JobState::kPending || job.state == model::JobState::kRunning;
-    if (query.ended_after_ms >= 0 && (active || record.end_ms < query.ended_after_ms)) continue;
+    // An array is one job; its elements follow it only when asked for.
+    if (job.is_array_element() || !matches(job)) continue;
     jobs.push_back(JobJson(job.id, false));
+    if (query.expand && job.is_array_parent) add_elements(job.id);
   }
   return json{{"jobs", jobs}, {"revision", events_.last_revision()}};
 }
@@ -145,12 +166,13 @@ json ControlPlane::Accounting(const auth::Caller& caller, const AccountingQuery&
   };
   std::map<std::string, Sum> sums;
   std::lock_guard lock(mu_);
+  std::set<model::JobId> arrays;  // counted once, however many elements ran
   for (const JobRecord& record : records_.values()) {
     // Jobs that held GPUs and were still running at `since` or later.
     if (record.gpu_seconds == 0 || (record.end_ms != 0 && record.end_ms < query.since_ms)) continue;
     if (!SeesWorkOf(caller, record.user, record.queue)) continue;
     Sum& sum = sums[query.by_user ? record.user : record.queue];
-    ++sum.jobs;
+    if (!record.array_parent.valid() || arrays.insert(record.array_parent).second) ++sum.jobs;
     sum.held += record.gpu_seconds;
     sum.idle += record.idle_gpu_seconds;
   }
@@ -169,53 +191,78 @@ json ControlPlane::Accounting(const auth::Caller& caller, const AccountingQuery&
   return {{"by", by}, {"since", query.since_ms}, {"rows", rows}};
 }
 
-Result<json> ControlPlane::GetJob(const auth::Caller& caller, std::int64_t id) {
+Result<json> ControlPlane::GetJob(const auth::Caller& caller, const JobRef& ref) {
   std::lock_guard lock(mu_);
   EnsureState();
-  if (FindRecord(id) == nullptr) return NoJob(id);
-  const model::JobId job(static_cast<std::int32_t>(id));
-  if (!SeesJob(caller, job)) {
-    return PermissionDenied("job " + std::to_string(id) + " is not " + caller.user + "'s, nor in a queue " + caller.user + " administers");
+  const Result<NamedJob> named = Resolve(ref);
+  if (!named.ok()) return named.status();
+  if (!SeesJob(caller, named->exists ? named->id : named->parent)) {
+    return PermissionDenied("job " + ref.Text() + " is not " + caller.user + "'s, nor in a queue " + caller.user + " administers");
   }
+  if (!named->exists) {
+    json j = UnstartedElementJson(*named);
+    j["spec"] = records_.at(named->parent).spec;
+    j["events"] = json::array();
+    return j;
+  }
+  const model::JobId job = named->id;
   json j = JobJson(job, true);
   json events = json::array();
   EventFilter filter;
-  filter.job = id;
+  filter.job = job.value();
   const std::vector<Event> all = events_.Since(0, filter, std::numeric_limits<std::size_t>::max());
   for (std::size_t i = all.size() > 1000 ? all.size() - 1000 : 0; i < all.size(); ++i) events.push_back(ToJson(all[i]));
   j["events"] = events;
   return j;
 }
 
-void ControlPlane::CancelJob(const auth::Caller& caller, std::int64_t id, Done<json> done) {
+void ControlPlane::CancelJob(const auth::Caller& caller, const JobRef& ref, Done<json> done) {
   std::lock_guard lock(mu_);
   EnsureState();
-  const JobRecord* record = FindRecord(id);
-  if (record == nullptr) return done(NoJob(id));
-  const model::JobId job(static_cast<std::int32_t>(id));
-  if (!ManagesJob(caller, job)) {
-    return done(PermissionDenied(caller.user + " may not cancel job " + std::to_string(id) + ": it is " + record->user + "'s, in queue " +
-                                 record->queue));
+  const Result<NamedJob> named = Resolve(ref);
+  if (!named.ok()) return done(named.status());
+  const model::JobId owner = named->exists ? named->id : named->parent;
+  if (!ManagesJob(caller, owner)) {
+    const JobRecord& record = records_.at(owner);
+    return done(PermissionDenied(caller.user + " may not cancel job " + ref.Text() + ": it is " + record.user + "'s, in queue " +
+                                 record.queue));
   }
-  const model::JobState state = state_->job(job).state;
+  const model::JobState state = state_->job(owner).state;
   if (state != model::JobState::kPending && state != model::JobState::kRunning) {
-    return done(FailedPrecondition("job " + std::to_string(id) + " already ended (" + std::string(ApiState(state, false)) + ")"));
+    return done(FailedPrecondition("job " + ref.Text() + " already ended (" + std::string(ApiState(state, false)) + ")"));
   }
-  EndRun(job, model::JobState::kCancelled, "cancelled by " + caller.user);
+  const std::string why = "cancelled by " + caller.user;
+  const model::JobId job = named->id;
+  if (!named->exists) {
+    CancelUnstarted(*named, why + " before it started");
+  } else if (state_->job(job).is_array_parent) {
+    // The array ends first, so that its elements' ends no longer move it;
+    // those not started never will.
+    EndRun(job, model::JobState::kCancelled, why);
+    for (const model::JobId element : ElementsOf(job)) {
+      const model::JobState s = state_->job(element).state;
+      if (s == model::JobState::kPending || s == model::JobState::kRunning) EndRun(element, model::JobState::kCancelled, why + " (its array)");
+    }
+  } else {
+    EndRun(job, model::JobState::kCancelled, why);
+  }
   Commit([this, job, done = std::move(done)]() { done(JobJson(job, false)); });
 }
 
 void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::string& message) {
   JobRecord& record = records_.at(id);
+  const model::JobId array = state_->job(id).array_parent;
+  const model::JobState array_before = array.valid() ? state_->job(array).state : model::JobState::kPending;
   Detach(id);
   state_.Finish(id, end);
   record.end_ms = NowMs();
   record.end_commit = commits_submitted_ + 1;  // the next Commit carries the writes gathered now
-  ended_.push_back(id);
+  if (!array.valid()) ended_.push_back(id);  // an element is forgotten with its array
   record.message = message;
   const char* type = end == model::JobState::kSucceeded ? "JobSucceeded" : end == model::JobState::kFailed ? "JobFailed" : "JobCancelled";
   Emit(type, id.value(), "", message);
   PersistJob(id);
+  if (array.valid()) ArrayFollowed(array, array_before);
   RequestCycle();  // its resources are free for others
 }
 
@@ -265,29 +312,36 @@ void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
 }
 
 Result<LogChunk> ControlPlane::ReadLogs(const auth::Caller& caller, const LogQuery& query) {
-  const std::int64_t id = query.job;
+  const std::string name = query.job.Text();
+  std::int64_t id = 0;
   std::string task;
   LogChunk chunk;
   {
     std::lock_guard lock(mu_);
     EnsureState();
-    const JobRecord* found = FindRecord(id);
-    if (found == nullptr) return NoJob(id);
-    const JobRecord& record = *found;
-    const model::JobId job_id(static_cast<std::int32_t>(id));
-    if (!ManagesJob(caller, job_id)) {
-      return PermissionDenied(caller.user + " may not read the logs of job " + std::to_string(id) + ", in queue " + record.queue);
+    const Result<NamedJob> named = Resolve(query.job);
+    if (!named.ok()) return named.status();
+    const model::JobId owner = named->exists ? named->id : named->parent;
+    if (!ManagesJob(caller, owner)) {
+      return PermissionDenied(caller.user + " may not read the logs of job " + name + ", in queue " + records_.at(owner).queue);
     }
+    if (!named->exists) return NotFound("job " + name + " has not started yet");
+    const model::JobId job_id = named->id;
+    id = job_id.value();
+    const JobRecord& record = records_.at(job_id);
     const model::Job& job = state_->job(job_id);
+    if (job.is_array_parent) {
+      return InvalidArgument("job " + name + " is an array: its elements have the logs (tessera logs " + name + "[INDEX])");
+    }
     task = query.task.empty() ? job.groups.front().name + "-0" : query.task;
     chunk.attempt = query.attempt.value_or(record.attempt);
     bool known = false;
     for (const model::TaskGroup& g : job.groups) {
       for (std::int32_t r = 0; r < g.replicas; ++r) known = known || task == g.name + "-" + std::to_string(r);
     }
-    if (!known) return NotFound("job " + std::to_string(id) + " has no task '" + task + "'");
+    if (!known) return NotFound("job " + name + " has no task '" + task + "'");
     chunk.job_state = ApiState(job.state, record.running_ms != 0);
-    if (chunk.attempt == 0) return NotFound("job " + std::to_string(id) + " has not started yet");
+    if (chunk.attempt == 0) return NotFound("job " + name + " has not started yet");
   }
   const std::filesystem::path path = std::filesystem::path(options_.log_dir) / std::to_string(id) /
                                      (task + "." + std::to_string(chunk.attempt) + (query.stderr_stream ? ".stderr" : ".stdout"));

@@ -7,6 +7,7 @@
 
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
+#include "controlplane/array_env.h"
 #include "controlplane/gang_env.h"
 
 namespace tessera::controlplane {
@@ -75,6 +76,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         a.working_dir = group.working_dir;
         const std::string secret = auth::HmacSha256Hex(step_key_, std::to_string(raw) + "/" + std::to_string(record.attempt));
         for (auto& [k, v] : GangEnvironment(job, raw, records_.at(id).queue, record, i, address_of, secret)) a.env[k] = v;
+        for (auto& [k, v] : ArrayEnvironment(job)) a.env[k] = v;
         a.gpus = t.gpus;
         a.gpu_milli = t.gpu_milli;
         a.gpu_memory = t.gpu_memory;

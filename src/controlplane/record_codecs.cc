@@ -183,6 +183,28 @@ Result<NodeRecord> DecodeNode(std::string_view key, std::string_view value) {
 
 // --- jobs -----------------------------------------------------------------------
 
+namespace {
+
+// An array job's indices, limit and elements by state; those not started
+// count as pending, or, once the array was cancelled, as cancelled.
+json ArrayDocument(const model::Job& parent) {
+  const model::ArrayProgress& p = parent.array_progress;
+  const std::int32_t unstarted = parent.array->size() - p.created();
+  const bool active = parent.state == model::JobState::kPending || parent.state == model::JobState::kRunning;
+  json array = {{"indices", parent.array->Describe()},
+                {"size", parent.array->size()},
+                {"counts",
+                 {{"pending", p[model::JobState::kPending] + (active ? unstarted : 0)},
+                  {"running", p[model::JobState::kRunning]},
+                  {"succeeded", p[model::JobState::kSucceeded]},
+                  {"failed", p[model::JobState::kFailed]},
+                  {"cancelled", p[model::JobState::kCancelled] + (active ? 0 : unstarted)}}}};
+  if (parent.array->max_running > 0) array["limit"] = parent.array->max_running;
+  return array;
+}
+
+}  // namespace
+
 json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record) {
   json tasks = json::array();
   for (const TaskRecord& t : record.tasks) tasks.push_back(TaskDocument(t));
@@ -193,7 +215,7 @@ json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record
             {"queue", record.queue},
             {"user", record.user},
             {"submitDir", record.submit_dir},
-            {"state", ApiState(job.state, record.running_ms != 0)},
+            {"state", job.is_array_parent ? ArrayApiState(job) : ApiState(job.state, record.running_ms != 0)},
             {"priority", job.priority},
             {"preemptible", job.preemptible},
             {"gpus", static_cast<double>(job.TotalRequest().gpu_milli) / 1000.0},
@@ -212,6 +234,16 @@ json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record
             {"hung", record.attempt > 0 && record.hung_attempt == record.attempt},
             {"tasks", tasks}};
   if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
+  if (job.is_array_parent) j["array"] = ArrayDocument(job);
+  if (job.is_array_element()) {
+    j["arrayJobId"] = job.array_parent.value();
+    j["arrayIndex"] = job.array_index;
+    if (!job.array->sweep.empty()) {
+      json parameters = json::object();
+      for (const auto& [name, value] : job.array->SweepValues(job.array_index)) parameters[name] = value;
+      j["parameters"] = parameters;
+    }
+  }
   // A fraction without gpuMemory holds its share of the GPU it lands on; describe says so.
   const auto proportional = [](const model::TaskGroup& g) { return g.request.fractional() && g.request.gpu_memory == 0; };
   if (std::any_of(job.groups.begin(), job.groups.end(), proportional)) j["proportionalGpuMemory"] = true;
@@ -236,7 +268,8 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
       *j, "",
       {"id", "name", "queue", "user", "submitDir", "state", "priority", "preemptible", "gpus", "taskCount", "submitTime",
        "scheduledTime", "runningTime", "endTime", "attempt", "restarts", "maxRestarts", "attainedGpuSeconds", "gpuSeconds",
-       "idleGpuSeconds", "message", "hung", "tasks", "restartAfter", "proportionalGpuMemory"},
+       "idleGpuSeconds", "message", "hung", "tasks", "restartAfter", "proportionalGpuMemory", "array", "arrayJobId",
+       "arrayIndex", "parameters"},
       {"id", "state", "queue", "user", "submitTime", "attempt", "tasks"});
   if (!o.ok()) return o.status();
   StoredJob job;
@@ -279,6 +312,20 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
   TESSERA_RETURN_IF_ERROR(o->ReadString("message", &r.message));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("restartAfter", &job.restart_after_ms, 0, kMaxI64));
   r.hung_attempt = hung ? r.attempt : 0;
+  // An array job's counts are made again from its elements; an element's
+  // parameters from its array's spec.
+  for (const char* object : {"array", "parameters"}) {
+    if (o->Has(object) && !o->Raw(object).is_object()) return o->Error(object, "expected an object");
+  }
+  if (o->Has("arrayJobId") != o->Has("arrayIndex")) {
+    return o->Error(o->Has("arrayJobId") ? "arrayIndex" : "arrayJobId", "an array element names both its array job and its index");
+  }
+  if (o->Has("arrayJobId")) {
+    std::int32_t parent = 0;
+    TESSERA_RETURN_IF_ERROR(o->ReadInt32("arrayJobId", &parent, 0, id->value() - 1));
+    job.array_parent = model::JobId(parent);
+    TESSERA_RETURN_IF_ERROR(o->ReadInt32("arrayIndex", &job.array_index, 0, model::kMaxArrayIndex));
+  }
   Result<std::vector<std::pair<std::string, const json*>>> tasks = o->Items("tasks");
   if (!tasks.ok()) return tasks.status();
   for (const auto& [path, item] : *tasks) {
@@ -286,7 +333,8 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
     if (!task.ok()) return task.status();
     r.tasks.push_back(std::move(*task));
   }
-  if (job.state == model::JobState::kRunning && r.tasks.empty()) return o->Error("tasks", "a running job has none");
+  // An array job runs through its elements and has no tasks of its own.
+  if (job.state == model::JobState::kRunning && r.tasks.empty() && !o->Has("array")) return o->Error("tasks", "a running job has none");
   return job;
 }
 

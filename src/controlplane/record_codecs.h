@@ -44,7 +44,10 @@ Result<NodeRecord> DecodeNode(std::string_view key, std::string_view value);
 
 // --- jobs (key: NumericKey(id)) ----------------------------------------------
 // The stored record is the API's view of the job without its spec (the spec
-// is a record of its own, in job-specs): what GET /v1/jobs/ID shows.
+// is a record of its own, in job-specs): what GET /v1/jobs/ID shows. An
+// array job's shows its indices, limit and counts ("array"); an element's
+// names its array and index ("arrayJobId", "arrayIndex") and has no spec of
+// its own.
 nlohmann::json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record);
 // What recovery takes from a stored job; the rest comes from its spec.
 struct StoredJob {
@@ -54,6 +57,9 @@ struct StoredJob {
   double attained_gpu_seconds = 0;
   std::int64_t restart_after_ms = 0;  // 0: none
   JobRecord record;                   // everything but spec, the meters and dispatched
+  // An array element: its array job and index (its spec is the array's).
+  model::JobId array_parent;
+  std::int32_t array_index = -1;
 };
 Result<StoredJob> DecodeJob(std::string_view key, std::string_view value);
 // The model state an API state name stands for; none for an unknown name.

@@ -106,6 +106,47 @@ TEST(RecordCodecsTest, AJobRecordComesBackAsItWasWritten) {
   EXPECT_EQ(r.tasks[0].state, TaskState::kRunning);
 }
 
+TEST(RecordCodecsTest, AnArrayAndItsElementsComeBackAndDamageToThemIsNamed) {
+  model::Job parent = TwoWorkers();
+  parent.id = model::JobId(7);
+  parent.array = std::make_shared<const model::JobArray>(*model::ParseArrayRange("0-9%2"));
+  parent.is_array_parent = true;
+  parent.array_progress[model::JobState::kRunning] = 2;
+  JobRecord idle = RunningRecord();
+  idle.tasks.clear();  // an array has no tasks of its own, even while it runs
+  const json array = JobDocument(parent.id, parent, idle);
+  EXPECT_EQ(array["array"]["counts"]["pending"], 8);
+  EXPECT_EQ(array["state"], "running");
+  const Result<StoredJob> back = DecodeJob(store::NumericKey(7), array.dump());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_FALSE(back->array_parent.valid());
+
+  const model::Job element = model::ArrayElement(parent, 3);
+  const std::string key = store::NumericKey(11);
+  const json stored = JobDocument(element.id, element, RunningRecord());
+  const Result<StoredJob> again = DecodeJob(key, stored.dump());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->array_parent, model::JobId(7));
+  EXPECT_EQ(again->array_index, 3);
+
+  const auto refused = [&](json j) {
+    const Result<StoredJob> r = DecodeJob(key, j.dump());
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  json j = stored;
+  j.erase("arrayIndex");
+  EXPECT_EQ(refused(j), "arrayIndex: an array element names both its array job and its index");
+  j = stored;
+  j["arrayJobId"] = 11;
+  EXPECT_THAT(refused(j), HasSubstr("arrayJobId: must be between 0 and 10"));
+  j = stored;
+  j["arrayIndex"] = -1;
+  EXPECT_THAT(refused(j), HasSubstr("arrayIndex: must be between 0 and 9999999"));
+  j = array;
+  j["array"] = 5;
+  EXPECT_EQ(DecodeJob(store::NumericKey(7), j.dump()).status().message(), "array: expected an object");
+}
+
 TEST(RecordCodecsTest, ADamagedJobRecordIsRefusedWithItsFieldAndReason) {
   const std::string key = store::NumericKey(7);
   const auto refused = [&](const std::string& k, const std::string& value) {

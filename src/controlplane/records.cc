@@ -13,6 +13,15 @@ std::string_view ApiState(model::JobState state, bool all_tasks_running) {
   return "?";
 }
 
+std::string_view ArrayApiState(const model::Job& parent) {
+  switch (parent.state) {
+    case model::JobState::kPending:
+    case model::JobState::kRunning:
+      return parent.array_progress[model::JobState::kRunning] > 0 ? "running" : "pending";
+    default: return ApiState(parent.state, false);
+  }
+}
+
 std::string_view ToString(TaskState state) {
   switch (state) {
     case TaskState::kAssigned: return "assigned";

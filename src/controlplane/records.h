@@ -21,6 +21,9 @@ namespace tessera::controlplane {
 // A job's state as the API shows it: pending, starting (placed, not every
 // task reported running yet), running, succeeded, failed, cancelled.
 std::string_view ApiState(model::JobState state, bool all_tasks_running);
+// An array job's: running while any element runs, pending before, and then
+// how it ended (model/job_table.h).
+std::string_view ArrayApiState(const model::Job& parent);
 
 enum class TaskState { kAssigned, kRunning, kExited };
 std::string_view ToString(TaskState state);
@@ -70,6 +73,9 @@ struct JobRecord {
   double idle_gpu_seconds = 0;          // ...of which the GPUs sat idle (gpu_usage.h)
   bool idle_warned = false;             // the idle policy warned about the current streak
   std::int32_t hung_attempt = 0;        // the run whose hang was declared (once per run)
+  // An array element: its array job, whose spec it runs (its own `spec` is
+  // empty), with which it is forgotten and as part of which it is accounted.
+  model::JobId array_parent;
 };
 
 // GPU time of jobs that were forgotten after their retention, summed by

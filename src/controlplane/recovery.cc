@@ -216,6 +216,12 @@ Status ControlPlane::LoadJobs(DamagedRecords& damaged, std::int64_t next_id) {
       TESSERA_RETURN_IF_ERROR(damaged_pair(stored.status(), InvalidArgument("its job record is damaged")));
       continue;
     }
+    if (stored->array_parent.valid()) {  // an element: its spec is its array's, restored before it
+      if (Status restored = RestoreElement(std::move(*stored)); !restored.ok()) {
+        TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kJobs, e.key, e.value, restored));
+      }
+      continue;
+    }
     if (spec == nullptr) continue;  // its submission never reached the disk
     Result<std::vector<model::Job>> parsed = spec::ParseJobYaml(spec->value, "spec", state_->cluster(), state_->queues(), {.check_feasible = false, .reload = true});
     if (parsed.ok() && parsed->size() != 1) parsed = InvalidArgument("spec: holds " + std::to_string(parsed->size()) + " jobs, not one");
@@ -232,11 +238,29 @@ Status ControlPlane::LoadJobs(DamagedRecords& damaged, std::int64_t next_id) {
   // Ended jobs, oldest end first: the order retention forgets them in.
   std::vector<model::JobId> ended;
   for (const model::Job& job : state_->jobs().all()) {
-    if (job.state != model::JobState::kPending && job.state != model::JobState::kRunning) ended.push_back(job.id);
+    // Elements are forgotten with their array, never on their own.
+    const bool ended_job = job.state != model::JobState::kPending && job.state != model::JobState::kRunning;
+    if (ended_job && !job.is_array_element()) ended.push_back(job.id);
   }
   std::stable_sort(ended.begin(), ended.end(), [&](model::JobId a, model::JobId b) { return records_.at(a).end_ms < records_.at(b).end_ms; });
   ended_.assign(ended.begin(), ended.end());
   return Status::Ok();
+}
+
+Status ControlPlane::RestoreElement(StoredJob stored) {
+  const model::JobId parent = stored.array_parent;
+  if (!state_->jobs().contains(parent) || !state_->job(parent).is_array_parent) {
+    return InvalidArgument("arrayJobId: no array job " + std::to_string(parent.value()) + " in the store");
+  }
+  const model::JobArray& array = *state_->job(parent).array;
+  const std::int64_t position = std::int64_t{stored.id.value()} - parent.value() - 1;
+  if (position >= array.size() || array.indices[static_cast<std::size_t>(position)] != stored.array_index) {
+    return InvalidArgument("arrayIndex: " + std::to_string(stored.array_index) + " is not the index of job " +
+                           std::to_string(stored.id.value()) + " in array " + std::to_string(parent.value()));
+  }
+  model::Job element = model::ArrayElement(state_->job(parent), static_cast<std::int32_t>(position));
+  stored.record.array_parent = parent;
+  return RestoreJob(std::move(stored), std::move(element), "");
 }
 
 Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::string& spec) {

@@ -69,22 +69,35 @@ void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
     ended_.pop_front();
     const std::string& name = state_->job(id).name;
     const bool waited_for = awaited_ids.contains(id) || (awaited.contains(name) && state_->jobs().FindByName(name) == id);
-    (waited_for ? kept : forget).push_back(id);
+    if (waited_for) {
+      kept.push_back(id);
+      continue;
+    }
+    forget.push_back(id);
+    // An array's elements go with it (they are never in ended_ themselves).
+    if (state_->job(id).is_array_parent) {
+      for (const model::JobId element : ElementsOf(id)) forget.push_back(element);
+    }
   }
   ended_.insert(ended_.end(), kept.begin(), kept.end());
   if (forget.empty()) return;
 
   std::vector<std::filesystem::path> logs;
+  std::set<model::JobId> arrays_counted;
   for (const model::JobId id : forget) {
     const JobRecord& record = records_.at(id);
     if (record.gpu_seconds > 0) {
-      AddForgottenUsage({record.queue, record.user, record.end_ms / kMsPerHour}, {1, record.gpu_seconds, record.idle_gpu_seconds});
+      // An array counts as one job, however many of its elements held GPUs.
+      const bool counts = !record.array_parent.valid() || arrays_counted.insert(record.array_parent).second;
+      AddForgottenUsage({record.queue, record.user, record.end_ms / kMsPerHour},
+                        {counts ? 1 : 0, record.gpu_seconds, record.idle_gpu_seconds});
     }
     writes_.push_back(store::Mutation::Delete(store::Collection::kJobs, store::NumericKey(id.value())));
-    writes_.push_back(store::Mutation::Delete(store::Collection::kJobSpecs, store::NumericKey(id.value())));
+    if (!record.array_parent.valid()) writes_.push_back(store::Mutation::Delete(store::Collection::kJobSpecs, store::NumericKey(id.value())));
     if (!options_.log_dir.empty()) logs.push_back(std::filesystem::path(options_.log_dir) / std::to_string(id.value()));
   }
-  writes_.push_back(store::Mutation::Put(store::Collection::kMeta, kNextJobIdKey, std::to_string(records_.end().value())));
+  // The table's next id: past every id given out, an array's reserved ones included.
+  writes_.push_back(store::Mutation::Put(store::Collection::kMeta, kNextJobIdKey, std::to_string(state_->jobs().next_id().value())));
   records_.Erase(forget);
   state_.Forget(forget);
   metrics_->forgotten.Increment(static_cast<double>(forget.size()));

@@ -53,6 +53,8 @@ std::vector<ControlPlane::WaitChange> ControlPlane::RunCycle(StateMirror::CatchU
 
 void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector<WaitChange>& waits,
                               std::chrono::steady_clock::time_point start) {
+  std::map<model::JobId, model::JobState> arrays_before;  // of the arrays that spawned elements
+  for (const auto& [parent, element] : decisions.spawned) arrays_before.emplace(parent, state_->job(parent).state);
   if (!state_.EndCycle(decisions)) {
     // Something the decisions depend on changed while the cycle ran: the
     // next cycle decides again, on a fresh copy.
@@ -80,6 +82,8 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
     Emit("JobPreempted", e.victim.value(), "", why);
     PersistJob(e.victim);
   }
+  AddElementRecords(decisions.spawned);
+  for (const auto& [parent, before] : arrays_before) ArrayFollowed(parent, before);
   std::vector<std::pair<model::JobId, std::int32_t>> runs;
   for (const auto& [id, placements] : decisions.bound) {
     const model::Job& job = state_->job(id);

@@ -26,6 +26,14 @@ using Done = std::function<void(Result<T>)>;
 using Finished = std::function<void(Status)>;
 
 // --- jobs -------------------------------------------------------------------------
+// A job as the API names it: by its id ("12"), or an element of an array job
+// by its index ("12[3]"; a started element's own id names it too).
+struct JobRef {
+  std::int64_t id = 0;
+  std::optional<std::int32_t> index;
+  std::string Text() const { return std::to_string(id) + (index ? "[" + std::to_string(*index) + "]" : ""); }
+};
+
 struct Submission {
   std::string text;                         // as the user sent it: a one-job submission is stored as sent
   std::vector<spec::YamlValue> documents;   // its documents, read
@@ -47,6 +55,10 @@ struct JobQuery {
   std::size_t limit = 100'000;
   std::int64_t ended_after_ms = -1;  // -1: any time
   bool newest_first = false;
+  // Arrays are listed as one job each; `expand` lists each one's elements
+  // after it, and `array` lists only the elements of that array job.
+  bool expand = false;
+  std::optional<std::int64_t> array;
 };
 
 struct AccountingQuery {
@@ -55,7 +67,7 @@ struct AccountingQuery {
 };
 
 struct LogQuery {
-  std::int64_t job = 0;
+  JobRef job;
   bool stderr_stream = false;
   std::string task;                     // empty: the first task
   std::optional<std::int32_t> attempt;  // none: the latest

@@ -81,19 +81,19 @@ TEST_F(ServicesTest, JobsAreSubmittedSeenAndCancelledOnlyByThoseAllowed) {
   const std::int64_t id = accepted->front().id;
   EXPECT_EQ(accepted->front().name, "train");
 
-  const Result<json> own = plane_->GetJob(alice_, id);
+  const Result<json> own = plane_->GetJob(alice_, {id, {}});
   ASSERT_TRUE(own.ok());
   EXPECT_EQ((*own)["user"], "alice");
   EXPECT_EQ((*own)["submitDir"], "/home/alice");
-  EXPECT_TRUE(plane_->GetJob(viewer_, id).ok());
-  EXPECT_EQ(plane_->GetJob(bob_, id).status().code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(plane_->GetJob(alice_, id + 100).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(plane_->GetJob(viewer_, {id, {}}).ok());
+  EXPECT_EQ(plane_->GetJob(bob_, {id, {}}).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(plane_->GetJob(alice_, {id + 100, {}}).status().code(), StatusCode::kNotFound);
   // A list is filtered, not refused.
   EXPECT_EQ((*plane_->ListJobs(bob_, {}))["jobs"].size(), 0u);
   EXPECT_EQ((*plane_->ListJobs(viewer_, {}))["jobs"].size(), 1u);
 
   const auto cancel = [&](const auth::Caller& caller) {
-    return Await<json>([&](Done<json> done) { plane_->CancelJob(caller, id, std::move(done)); });
+    return Await<json>([&](Done<json> done) { plane_->CancelJob(caller, {id, {}}, std::move(done)); });
   };
   EXPECT_EQ(cancel(bob_).status().code(), StatusCode::kPermissionDenied);
   const Result<json> cancelled = cancel(alice_);

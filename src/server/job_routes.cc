@@ -16,7 +16,7 @@ using nlohmann::json;
 
 constexpr std::int64_t kMaxListed = 100'000;
 
-Result<std::int64_t> JobIdOf(const net::HttpRequest& request) { return ParseCount("job", request.params.at("id")); }
+Result<controlplane::JobRef> JobRefOf(const net::HttpRequest& request) { return ParseJobRef(request.params.at("id")); }
 
 // POST /v1/jobs: one or more Job documents, YAML or JSON.
 Result<controlplane::Submission> ReadSubmission(const net::HttpRequest& request) {
@@ -70,12 +70,20 @@ Result<controlplane::JobQuery> ReadJobQuery(const net::HttpRequest& request) {
   const Result<std::string> order = QueryChoice(request, "order", {"oldest", "newest"});
   if (!order.ok()) return order.status();
   query.newest_first = *order == "newest";
+  const Result<std::string> expand = QueryChoice(request, "expand", {"false", "true"});
+  if (!expand.ok()) return expand.status();
+  query.expand = *expand == "true";
+  if (const std::string array = request.Query("array"); !array.empty()) {
+    const Result<std::int64_t> id = ParseCount("array", array);
+    if (!id.ok()) return id.status();
+    query.array = *id;
+  }
   return query;
 }
 
 Result<controlplane::LogQuery> ReadLogQuery(const net::HttpRequest& request) {
   controlplane::LogQuery query;
-  const Result<std::int64_t> job = JobIdOf(request);
+  const Result<controlplane::JobRef> job = JobRefOf(request);
   if (!job.ok()) return job.status();
   query.job = *job;
   const Result<std::string> stream = QueryChoice(request, "stream", {"stdout", "stderr"});
@@ -136,9 +144,9 @@ std::vector<ApiRoute> JobRoutes(ControlPlane& plane) {
   ControlPlane* p = &plane;
   using C = const auth::Caller&;
   const auto cancel = [p](const ExchangePtr& ex, C caller) {
-    const Result<std::int64_t> id = JobIdOf(ex->request());
-    if (!id.ok()) return ex->Reply(StatusResponse(id.status()));
-    p->CancelJob(caller, *id, ReplyJson(ex));
+    const Result<controlplane::JobRef> ref = JobRefOf(ex->request());
+    if (!ref.ok()) return ex->Reply(StatusResponse(ref.status()));
+    p->CancelJob(caller, *ref, ReplyJson(ex));
   };
   return {
       {"POST", "/v1/jobs", auth::Access::kWrite,
@@ -163,8 +171,8 @@ std::vector<ApiRoute> JobRoutes(ControlPlane& plane) {
        }},
       {"GET", "/v1/jobs/{id}", auth::Access::kRead,
        [p](const ExchangePtr& ex, C caller) {
-         const Result<std::int64_t> id = JobIdOf(ex->request());
-         ex->Reply(id.ok() ? JsonAnswer(p->GetJob(caller, *id)) : StatusResponse(id.status()));
+         const Result<controlplane::JobRef> ref = JobRefOf(ex->request());
+         ex->Reply(ref.ok() ? JsonAnswer(p->GetJob(caller, *ref)) : StatusResponse(ref.status()));
        }},
       {"DELETE", "/v1/jobs/{id}", auth::Access::kWrite, cancel},
       {"POST", "/v1/jobs/{id}/cancel", auth::Access::kWrite, cancel},

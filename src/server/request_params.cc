@@ -14,6 +14,21 @@ Result<std::int64_t> ParseCount(std::string_view field, const std::string& text)
   return value;
 }
 
+Result<controlplane::JobRef> ParseJobRef(const std::string& text) {
+  controlplane::JobRef ref;
+  const std::size_t open = text.find('[');
+  const Result<std::int64_t> id = ParseCount("job", text.substr(0, open));
+  const bool element = open != std::string::npos && text.size() > open + 2 && text.back() == ']';
+  const Result<std::int64_t> index =
+      element ? ParseCount("job", text.substr(open + 1, text.size() - open - 2)) : Result<std::int64_t>(std::int64_t{0});
+  if (!id.ok() || (open != std::string::npos && (!element || !index.ok() || *index > model::kMaxArrayIndex))) {
+    return InvalidArgument("job: '" + text + "' is not a job id (12) or an array element (12[3])");
+  }
+  ref.id = *id;
+  if (element) ref.index = static_cast<std::int32_t>(*index);
+  return ref;
+}
+
 Result<std::int64_t> QueryCount(const net::HttpRequest& request, std::string_view name, std::int64_t fallback) {
   const std::string text = request.Query(name);
   return text.empty() ? Result<std::int64_t>(fallback) : ParseCount(name, text);

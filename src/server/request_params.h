@@ -12,12 +12,15 @@
 
 #include "api/json_reader.h"
 #include "base/status.h"
+#include "controlplane/service_types.h"
 #include "net/http_types.h"
 
 namespace tessera::server {
 
 // A non-negative integer (ids, offsets, revisions, limits).
 Result<std::int64_t> ParseCount(std::string_view field, const std::string& text);
+// A job as a path names it: "12", or an array element "12[3]".
+Result<controlplane::JobRef> ParseJobRef(const std::string& text);
 // The query parameter `name` as a count; `fallback` when it is absent.
 Result<std::int64_t> QueryCount(const net::HttpRequest& request, std::string_view name, std::int64_t fallback);
 // The query parameter `name`, one of `choices` (the first when absent).

@@ -647,5 +647,124 @@ TEST_F(ServerTest, ARestartBackoffSurvivesAServerRestart) {
   EXPECT_EQ(AwaitJob(id, "starting")["attempt"], 2);
 }
 
+// A job array through the API: one job with counts, elements named
+// "ID[INDEX]" that start lazily within the limit, each cancelled alone or
+// with the array, all of it surviving restarts.
+TEST_F(ServerTest, AnArrayRunsItsElementsWithinItsLimitAndSurvivesARestart) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: arr}\nspec: {array: '0-9%3', tasks: [{name: m, command: [a], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  const std::string array = "/v1/jobs/" + std::to_string(id);
+  const json set = AwaitAssignments("n1", 3);
+  std::set<std::string> indices;
+  for (const json& t : set["tasks"]) {
+    indices.insert(t["env"]["TESSERA_ARRAY_INDEX"].get<std::string>());
+    EXPECT_EQ(t["env"]["TESSERA_ARRAY_JOB_ID"], std::to_string(id));
+    EXPECT_EQ(t["env"]["TESSERA_ARRAY_COUNT"], "10");
+  }
+  EXPECT_EQ(indices, (std::set<std::string>{"0", "1", "2"}));
+  // One job to list, with its counts; its elements on request.
+  const json listed = Call("GET", "/v1/jobs")["jobs"];
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["state"], "running");
+  EXPECT_EQ(listed[0]["array"]["counts"], (json{{"pending", 7}, {"running", 3}, {"succeeded", 0}, {"failed", 0}, {"cancelled", 0}}));
+  EXPECT_EQ(listed[0]["array"]["limit"], 3);
+  EXPECT_EQ(Call("GET", "/v1/jobs?array=" + std::to_string(id))["jobs"].size(), 3u);
+  EXPECT_EQ(Call("GET", "/v1/jobs?expand=true")["jobs"].size(), 4u);
+  const json element = Call("GET", array + "[1]");
+  EXPECT_EQ(element["arrayJobId"], id);
+  EXPECT_EQ(element["arrayIndex"], 1);
+  EXPECT_EQ(element["id"], id + 2);
+  EXPECT_THAT(element["spec"].get<std::string>(), HasSubstr("0-9%3"));
+  EXPECT_THAT(Call("GET", array + "[9]")["message"].get<std::string>(), HasSubstr("not started yet"));
+  EXPECT_THAT(Call("GET", array + "[10]", {}, 404)["error"].get<std::string>(), HasSubstr("array " + std::to_string(id) + " has no index 10 (its indices: 0-9)"));
+  EXPECT_THAT(Call("GET", array + "[x]", {}, 400)["error"].get<std::string>(), HasSubstr("is not a job id (12) or an array element (12[3])"));
+
+  // Element 0 succeeds; 1 is cancelled running; 9 is cancelled before it starts.
+  const json report = {{"tasks", {{{"job", id + 1}, {"attempt", 1}, {"task", 0}, {"state", "exited"}, {"exitCode", 0}}}}};
+  Call("POST", "/v1/nodes/n1/status", report.dump());
+  EXPECT_EQ(Call("DELETE", array + "[1]")["state"], "cancelled");
+  EXPECT_EQ(Call("DELETE", array + "[9]")["state"], "cancelled");
+  AwaitAssignments("n1", 3);  // 2, 3 and 4 now
+  AwaitCycles();
+  json counts = Call("GET", array)["array"]["counts"];
+  EXPECT_EQ(counts, (json{{"pending", 4}, {"running", 3}, {"succeeded", 1}, {"failed", 0}, {"cancelled", 2}}));
+
+  Restart();
+  EXPECT_EQ(Call("GET", array)["array"]["counts"], counts);
+  EXPECT_EQ(Call("GET", array + "[9]")["state"], "cancelled");
+  const json again = AwaitAssignments("n1", 3)["tasks"];
+  for (const json& t : again) EXPECT_EQ(t["attempt"], 1) << "the same runs go on";
+
+  // The whole array: its running elements stop, the rest never start.
+  EXPECT_EQ(Call("DELETE", array)["state"], "cancelled");
+  EXPECT_TRUE(Call("GET", "/v1/nodes/n1/assignments")["tasks"].empty());
+  counts = Call("GET", array)["array"]["counts"];
+  EXPECT_EQ(counts, (json{{"pending", 0}, {"running", 0}, {"succeeded", 1}, {"failed", 0}, {"cancelled", 9}}));
+  Restart();
+  EXPECT_EQ(Call("GET", array)["state"], "cancelled");
+  EXPECT_EQ(Call("GET", array)["array"]["counts"], counts);
+  // Ids go on after the ones the array kept for its elements.
+  const int next = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: n}\nspec: {tasks: [{name: m, command: [a]}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  EXPECT_EQ(next, id + 11);
+}
+
+TEST_F(ServerTest, AnArrayEndsWithItsLastElementIsAccountedAsOneJobAndIsForgottenWithThem) {
+  max_ended_jobs_ = 1;
+  Restart();
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: arr}\nspec: {sweep: {lr: [a, b]}, tasks: [{name: m, command: [a], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  const json set = AwaitAssignments("n1", 2);
+  for (const json& t : set["tasks"]) {
+    const std::string lr = t["env"]["TESSERA_SWEEP_LR"];
+    EXPECT_EQ(lr, t["env"]["TESSERA_ARRAY_INDEX"] == "0" ? "a" : "b");
+  }
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(id) + "[1]")["parameters"], (json{{"lr", "b"}}));
+  // Both elements run for 30 s of telemetry; element 0 succeeds, element 1 fails.
+  const auto report = [&](const std::string& state) {
+    json tasks = json::array();
+    for (const json& t : set["tasks"]) {
+      tasks.push_back({{"job", t["job"]}, {"attempt", t["attempt"]}, {"task", t["task"]}, {"state", state},
+                       {"exitCode", t["env"]["TESSERA_ARRAY_INDEX"] == "0" ? 0 : 1}});
+    }
+    const json gpus = {{{"index", 0}, {"utilization", 90.0}, {"memoryUsed", 0}}, {{"index", 1}, {"utilization", 90.0}, {"memoryUsed", 0}}};
+    Call("POST", "/v1/nodes/n1/status", json{{"tasks", tasks}, {"gpus", gpus}}.dump());
+  };
+  report("running");
+  clock_->Advance(std::chrono::seconds(30));
+  report("running");
+  report("exited");
+  const json array = AwaitJob(id, "failed");  // one failed: the array failed
+  EXPECT_EQ(array["message"], "its elements ended: 1 succeeded, 1 failed");
+  bool failed = false;
+  const json events = Call("GET", "/v1/events?job=" + std::to_string(id));
+  for (const json& e : events["events"]) failed = failed || e["type"] == "JobFailed";
+  EXPECT_TRUE(failed) << events.dump();
+  double gpu_seconds = 0;
+  const json elements = Call("GET", "/v1/jobs?array=" + std::to_string(id));
+  for (const json& element : elements["jobs"]) gpu_seconds += element["gpuSeconds"].get<double>();
+  EXPECT_GT(gpu_seconds, 0);
+  const auto accounted = [&] {
+    const json rows = Call("GET", "/v1/accounting?by=user")["rows"];
+    EXPECT_EQ(rows.size(), 1u) << rows.dump();
+    return rows.empty() ? json() : rows[0];
+  };
+  const json before = accounted();
+  EXPECT_EQ(before["jobs"], 1) << "an array is one job";
+  EXPECT_NEAR(before["gpuHours"].get<double>(), gpu_seconds / 3600, 1e-9);
+  // Two more ended jobs: past the one kept, the array goes, its elements with it.
+  for (const char* name : {"x", "y"}) {
+    const int other = Call("POST", "/v1/jobs", std::string("apiVersion: tessera/v1\nkind: Job\nmetadata: {name: ") + name + "}\nspec: {tasks: [{name: m, command: [a]}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+    Call("DELETE", "/v1/jobs/" + std::to_string(other));
+  }
+  for (int i = 0; i < 200 && client_->Send("GET", "/v1/jobs/" + std::to_string(id), "", "")->status != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Call("GET", "/v1/jobs/" + std::to_string(id), {}, 404);
+  Call("GET", "/v1/jobs/" + std::to_string(id + 2), {}, 404);
+  const json after = accounted();
+  EXPECT_EQ(after["jobs"], 1);
+  EXPECT_NEAR(after["gpuHours"].get<double>(), gpu_seconds / 3600, 1e-9);
+}
+
 }  // namespace
 }  // namespace tessera::server
