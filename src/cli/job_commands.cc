@@ -26,6 +26,7 @@ struct SubmitArgs {
   std::vector<std::string> command;
   std::string name, queue, gpus = "0", gpu_memory, gpu_model, gpu_sharing, gpu_memory_burst, cpus, memory, walltime;
   std::string checkpoint_signal;
+  std::string array;
   int tasks = 1;
   int priority = 0;
   int max_restarts = 0;
@@ -87,6 +88,7 @@ std::string QuickJob(const SubmitArgs& a) {
   if (a.max_restarts != 0) spec["restart"] = {{"maxRestarts", a.max_restarts}};
   if (!a.walltime.empty()) spec["walltime"] = a.walltime;
   if (!a.checkpoint_signal.empty()) spec["checkpoint"] = {{"signal", a.checkpoint_signal}};
+  if (!a.array.empty()) spec["array"] = a.array;
   json metadata = {{"name", a.name.empty() ? NameFrom(a.command) : a.name}};
   if (!a.queue.empty()) metadata["queue"] = a.queue;
   return json{{"apiVersion", "tessera/v1"}, {"kind", "Job"}, {"metadata", metadata}, {"spec", spec}}.dump();
@@ -116,6 +118,28 @@ void Submit(const SubmitArgs& a) {
   for (const json& j : all) std::cout << "job " << j["id"].get<std::int64_t>() << " (" << j["name"].get<std::string>() << ") submitted\n";
 }
 
+// How the API names a job: its id, or an array element's "12[3]".
+std::string JobRef(const json& job) {
+  if (job.contains("arrayJobId")) {
+    return std::to_string(job["arrayJobId"].get<std::int64_t>()) + "[" + std::to_string(job["arrayIndex"].get<int>()) + "]";
+  }
+  return std::to_string(job["id"].get<std::int64_t>());
+}
+
+// An array's elements by state, the states it has: "3 running, 10 pending, 87 succeeded".
+std::string ArrayCounts(const json& array) {
+  std::string text;
+  for (const char* state : {"running", "pending", "succeeded", "failed", "cancelled"}) {
+    if (const int n = array["counts"][state].get<int>(); n > 0) text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+  }
+  return text;
+}
+
+// "0-99%10": the array's indices and limit, as spec.array writes them.
+std::string ArrayIndices(const json& array) {
+  return array["indices"].get<std::string>() + (array.contains("limit") ? "%" + std::to_string(array["limit"].get<int>()) : "");
+}
+
 std::string Nodes(const json& job) {
   std::string nodes;
   for (const json& t : job["tasks"]) {
@@ -129,6 +153,7 @@ struct ListArgs {
   ClientOptions client;
   std::string state, queue, user;
   bool all = false;
+  bool expand = false;
 };
 
 void ListJobs(const ListArgs& a) {
@@ -136,14 +161,18 @@ void ListJobs(const ListArgs& a) {
   std::string target = "/v1/jobs?state=" + net::PercentEncode(a.state.empty() ? (a.all ? "" : "active") : a.state);
   if (!a.queue.empty()) target += "&queue=" + net::PercentEncode(a.queue);
   if (!a.user.empty()) target += "&user=" + net::PercentEncode(a.user);
+  if (a.expand) target += "&expand=true";
   const json answer = api.Call("GET", target);
   if (a.client.output == "json") return PrintJson(answer);
   Table table({"ID", "NAME", "QUEUE", "USER", "STATE", "GPUS", "TASKS", "AGE", "NODES/REASON"});
   for (const json& j : answer["jobs"]) {
     const std::string state = j["state"];
-    std::string where = state == "pending" || j["tasks"].empty() ? j["message"].get<std::string>() : Nodes(j);
+    // An array is one line: its indices and how many elements are in each state.
+    std::string where = j.contains("array")                        ? ArrayIndices(j["array"]) + ": " + ArrayCounts(j["array"])
+                        : state == "pending" || j["tasks"].empty() ? j["message"].get<std::string>()
+                                                                   : Nodes(j);
     if (where.size() > 60) where = where.substr(0, 57) + "...";
-    table.Add({std::to_string(j["id"].get<std::int64_t>()), j["name"], j["queue"], j["user"], state,
+    table.Add({JobRef(j), j["name"], j["queue"], j["user"], state,
                FormatGpus(j["gpus"].get<double>()), std::to_string(j["taskCount"].get<int>()),
                AgeOf(j["submitTime"].get<std::int64_t>()), where});
   }
@@ -155,6 +184,25 @@ struct JobArgs {
   std::vector<std::string> ids;
 };
 
+// The elements of an array that started (or were cancelled), one line each.
+void DescribeElements(ApiClient& api, std::int64_t array) {
+  const json elements = api.Call("GET", "/v1/jobs?array=" + std::to_string(array));
+  if (elements["jobs"].empty()) return;
+  std::cout << "\nElements started (or cancelled):\n";
+  Table table({"ELEMENT", "ID", "STATE", "RUN", "NODES/REASON", "EXIT"});
+  for (const json& e : elements["jobs"]) {
+    std::string exit = "-";
+    for (const json& t : e["tasks"]) {
+      if (t.contains("exitCode")) exit = std::to_string(t["exitCode"].get<int>());
+    }
+    const std::string state = e["state"];
+    std::string where = state == "pending" || e["tasks"].empty() ? e["message"].get<std::string>() : Nodes(e);
+    if (where.size() > 60) where = where.substr(0, 57) + "...";
+    table.Add({JobRef(e), std::to_string(e["id"].get<std::int64_t>()), state, std::to_string(e["attempt"].get<int>()), where, exit});
+  }
+  table.Print();
+}
+
 void Describe(const JobArgs& a) {
   ApiClient api(a.client);
   for (const std::string& id : a.ids) {
@@ -163,12 +211,24 @@ void Describe(const JobArgs& a) {
       PrintJson(j);
       continue;
     }
-    std::cout << "Job:        " << j["id"].get<std::int64_t>() << " (" << j["name"].get<std::string>() << ")\n"
+    std::cout << "Job:        " << JobRef(j) << " (" << j["name"].get<std::string>() << ")"
+              << (j.contains("arrayJobId") ? "   id " + std::to_string(j["id"].get<std::int64_t>()) : "") << "\n"
               << "Queue:      " << j["queue"].get<std::string>() << "   User: " << j["user"].get<std::string>()
               << "   Priority: " << j["priority"].get<int>() << (j["preemptible"].get<bool>() ? "   preemptible" : "") << "\n"
               << "State:      " << j["state"].get<std::string>() << "   Run: " << j["attempt"].get<int>()
               << "   Restarts: " << j["restarts"].get<int>() << "/" << j["maxRestarts"].get<int>() << "\n";
     if (!j["message"].get<std::string>().empty()) std::cout << "Message:    " << j["message"].get<std::string>() << "\n";
+    if (j.contains("parameters")) {
+      std::string parameters;
+      for (const auto& [name, value] : j["parameters"].items()) parameters += (parameters.empty() ? "" : " ") + name + "=" + value.get<std::string>();
+      std::cout << "Parameters: " << parameters << "\n";
+    }
+    if (j.contains("array")) {
+      const json& array = j["array"];
+      std::cout << "Array:      " << ArrayIndices(array) << " (" << array["size"].get<int>() << " elements"
+                << (array.contains("limit") ? ", at most " + std::to_string(array["limit"].get<int>()) + " at a time" : "") << ")\n"
+                << "Elements:   " << ArrayCounts(array) << "\n";
+    }
     std::cout << "GPUs:       " << FormatGpus(j["gpus"].get<double>()) << " in " << j["taskCount"].get<int>() << " tasks\n";
     if (j.value("proportionalGpuMemory", false)) {
       std::cout << "GPU memory: a fraction's share of the GPU it lands on (no gpuMemory asked: 0.5 of an 80Gi GPU holds 40Gi)\n";
@@ -178,6 +238,7 @@ void Describe(const JobArgs& a) {
       std::cout << "GPU time:   " << FormatGpus(held / 3600.0) << " GPU-hours, " << FormatGpus(100.0 * idle / held)
                 << "% of it idle\n";
     }
+    if (j.contains("array")) DescribeElements(api, j["id"].get<std::int64_t>());
     if (!j["tasks"].empty()) {
       std::cout << "\nTasks (run " << j["attempt"].get<int>() << "):\n";
       Table tasks({"TASK", "NODE", "GPUS", "STATE", "EXIT"});
@@ -209,7 +270,8 @@ void Cancel(const JobArgs& a) {
     if (a.client.output == "json") {
       PrintJson(j);
     } else {
-      std::cout << "job " << id << " (" << j["name"].get<std::string>() << ") cancelled\n";
+      std::cout << "job " << id << " (" << j["name"].get<std::string>() << ") cancelled"
+                << (j.contains("array") ? " with its elements: " + ArrayCounts(j["array"]) : "") << "\n";
     }
   }
 }
@@ -288,6 +350,8 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_option("--walltime", args->walltime, "Run-time estimate, e.g. 2h");
     cmd->add_option("--max-restarts", args->max_restarts, "Restarts after a failure")->check(CLI::NonNegativeNumber);
     cmd->add_option("-e,--env", args->env, "NAME=VALUE for every task");
+    cmd->add_option("-a,--array", args->array,
+                    "Run as an array of elements, e.g. 0-99%10 (at most 10 at a time); each gets TESSERA_ARRAY_INDEX");
     cmd->footer("Everything after -- is the command each task runs (quick form).");
     cmd->callback([args] {
       args->command = CommandAfterDashes();
@@ -302,27 +366,28 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_option("-q,--queue", args->queue, "Only this queue and the queues below it");
     cmd->add_option("-u,--user", args->user, "Only this user's jobs");
     cmd->add_flag("-a,--all", args->all, "Include ended jobs");
+    cmd->add_flag("-x,--expand", args->expand, "List each array's started elements under it (ID[INDEX])");
     cmd->callback([args] { ListJobs(*args); });
   }
   {
     auto args = std::make_shared<JobArgs>();
     CLI::App* cmd = app.add_subcommand("describe", "Show a job: tasks, placement, events, spec");
     AddClientFlags(cmd, &args->client);
-    cmd->add_option("jobs", args->ids, "Job ids")->required();
+    cmd->add_option("jobs", args->ids, "Job ids; an array element as ID[INDEX]")->required();
     cmd->callback([args] { Describe(*args); });
   }
   {
     auto args = std::make_shared<JobArgs>();
     CLI::App* cmd = app.add_subcommand("cancel", "Cancel jobs: their tasks get SIGTERM, then SIGKILL after the grace period");
     AddClientFlags(cmd, &args->client);
-    cmd->add_option("jobs", args->ids, "Job ids")->required();
+    cmd->add_option("jobs", args->ids, "Job ids; an array cancels with its elements, ID[INDEX] one element")->required();
     cmd->callback([args] { Cancel(*args); });
   }
   {
     auto args = std::make_shared<LogArgs>();
     CLI::App* cmd = app.add_subcommand("logs", "Print a task's output (the first task unless --task)");
     AddClientFlags(cmd, &args->client);
-    cmd->add_option("job", args->id, "Job id")->required();
+    cmd->add_option("job", args->id, "Job id; an array element as ID[INDEX]")->required();
     cmd->add_option("-t,--task", args->task, "Task name, e.g. worker-1");
     cmd->add_flag("--stderr", args->stderr_stream, "Standard error instead of standard output");
     cmd->add_flag("-f,--follow", args->follow, "Keep printing until the job ends");

@@ -3,8 +3,10 @@
 # is accepted; every corpus script runs on a 3-node cluster of fake 4-GPU
 # agents, all at once, and its output (the batch step's log: SLURM_* values,
 # srun's ranks across nodes) matches the "# expect:" lines it carries, with
-# the exit code of "# expect-exit:" (0 by default); -o/-e files, --wrap,
-# dependencies (afterok, afternotok, afterany, singleton) and refusals.
+# the exit code of "# expect-exit:" (0 by default); a script with "#
+# expect-array: INDICES" is an array, each element's output checked; -o/-e
+# files, --wrap, dependencies (afterok, afternotok, afterany, singleton) and
+# refusals.
 source "$(dirname "$0")/lib.sh" "$1"
 CORPUS=$(cd "$E2E_DIR/../sbatch/corpus" && pwd)
 
@@ -60,9 +62,24 @@ ended() {
 }
 wait_until 150 ended "${ID[@]}" "$second_singleton" "$wrap_id" "$ok" "$bad" "$after_ok" "$after_any" "$after_notok"
 
-# The batch step's output, once the last of it reached the server.
-stdout_of() { "$TESSERA" logs "$1" --task node-0; }
-matches() { stdout_of "$1" | grep -Eq -- "$2"; }
+# The batch step's output, once the last of it reached the server; an
+# array's is its elements', each its own job ID[INDEX].
+stdout_of() {
+  local indices
+  indices=$(job_json "$1" | jq -r 'if .array then "" else "-" end')
+  if [ "$indices" = - ]; then
+    "$TESSERA" logs "$1" --task node-0
+  else
+    for i in $("$TESSERA" jobs -o json --all --expand | jq -r --arg id "$1" '.jobs[] | select((.arrayJobId | tostring) == $id) | .arrayIndex'); do
+      "$TESSERA" logs "$1[$i]" --task node-0
+    done
+  fi
+}
+matches() {  # read whole first: grep -q stopping early would fail the pipe (pipefail)
+  local out
+  out=$(stdout_of "$1")
+  grep -Eq -- "$2" <<<"$out"
+}
 for f in "$CORPUS"/*.sh; do
   name=$(basename "$f")
   id=${ID[$name]}
@@ -91,6 +108,21 @@ grep -q "gpus 2 on node" "slurm-${ID[03_gres_typed.sh]}.out" || fail "the defaul
 grep -q "cwd ends in /work14" "work14/slurm-${ID[14_chdir.sh]}.out" || fail "-D should hold the default output file"
 grep -q "caught SIGUSR1" "slurm-${ID[06_checkpoint_trap.sh]}.out" || fail "the checkpoint output should be in the file"
 grep -q "^wrapped on n" "wrapped-$wrap_id.out" || fail "--wrap output missing"
+# An array: one -o file per element (%A_%a), each element its own job, within its limit.
+array=${ID[27_array.sh]}
+for i in $(sed -n 's/^# expect-array: //p' "$CORPUS/27_array.sh"); do
+  element=$(job_field "$array[$i]" .id)
+  grep -qx "element $i of array $array (job $element): count 4, min 0, max 6" "array-${array}_$i.out" ||
+    fail "array element $i: its -o file array-${array}_$i.out is missing or wrong: $(cat "array-${array}_$i.out" 2>&1)"
+done
+[ "$(job_json "$array" | jq -c .array.counts)" = '{"cancelled":0,"failed":0,"pending":0,"running":0,"succeeded":4}' ] ||
+  fail "the array should have 4 elements succeeded: $(job_json "$array" | jq -c .array)"
+starts=$("$TESSERA" jobs -o json --all --expand | jq -r --arg id "$array" \
+  '[.jobs[] | select((.arrayJobId | tostring) == $id) | [.scheduledTime, .endTime]] | sort | tojson')
+python3 -c 'import json, sys
+runs = json.loads(sys.argv[1])
+most = max(sum(1 for s, e in runs if s <= t < e) for t, _ in runs)
+sys.exit(0 if most <= 2 else "%d elements of the array ran at once; its limit is 2" % most)' "$starts" || fail "the array's %2 limit was not held"
 "$TESSERA" logs "${ID[26_time_limit.sh]}" --task node-0 --stderr | grep -q "CANCELLED DUE TO TIME LIMIT" ||
   fail "a job past its time limit should say so in its log"
 [ "$(job_field "$second_singleton" .state)" = succeeded ] || fail "the second singleton should have run"
@@ -114,8 +146,8 @@ refused() {  # refused EXPECTED-MESSAGE sbatch-args...
   [ "$status" -eq 2 ] || fail "sbatch $* should exit 2, exited $status: $out"
   [[ "$out" == *"$want"* ]] || fail "sbatch $*: expected '$want' in: $out"
 }
-printf '#!/bin/bash\n#SBATCH -N 1\n#SBATCH --array=0-9%%2\necho\n' >array.sh
-refused "array.sh:3: --array=0-9%2: job arrays do not exist in Tessera yet" array.sh
+printf '#!/bin/bash\n#SBATCH -N 1\n#SBATCH --array=9-0%%2\necho\n' >array.sh
+refused "array.sh:3: --array=9-0%2: range 9-0 runs backwards: write 0-9" array.sh
 printf '#!/bin/bash\n#SBATCH --mail-type=END --mail-user=a@b.c\necho mailed\n' >mail.sh
 refused "mail.sh:2: --mail-type=END: Tessera sends no mail" mail.sh
 printf '#!/bin/bash\n#SBATCH -N 3 --gpus=4\necho\n' >uneven.sh

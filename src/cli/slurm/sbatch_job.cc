@@ -313,6 +313,7 @@ Result<json> TranslateToJob(const SbatchOptions& o, const SubmitContext& c) {
   }
   if (!depends.empty()) spec["dependsOn"] = depends;
   if (o.singleton) spec["singleton"] = true;
+  if (!o.array.empty()) spec["array"] = o.array;
 
   json metadata = {{"name", TesseraName(slurm_name)}};
   if (!queue.empty()) metadata["queue"] = queue;

@@ -39,6 +39,13 @@ std::string ErrorOf(const std::string& directives, SubmitContext c = Context()) 
   return r.ok() ? "(accepted)" : r.status().message();
 }
 
+TEST(SbatchJobTest, AnArrayBecomesSpecArray) {
+  const Result<json> r = Translate("#SBATCH --array=0-99%10 --gres=gpu:1 -o out-%A_%a.txt\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)["spec"]["array"], "0-99%10");
+  EXPECT_FALSE(Translate("#SBATCH -N 1\n")->at("spec").contains("array"));
+}
+
 TEST(SbatchJobTest, MultiNodeGangOneTaskPerNode) {
   const Result<json> r = Translate(R"(#SBATCH -N 4 --ntasks-per-node=8 --gres=gpu:h100:8 -c 6 --mem=512G
 #SBATCH -t 2-00:00:00 -p research/nlp -A nlp --qos=high -J llama --signal=B:USR1@120 --requeue

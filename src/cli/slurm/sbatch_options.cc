@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "cli/slurm/slurm_time.h"
+#include "model/job_array.h"
 
 namespace tessera::cli::slurm {
 namespace {
@@ -169,7 +170,10 @@ Status SetDependency(SbatchOptions& o, const std::string& v) {
       std::string id = item.substr(s, e - s);
       s = e + 1;
       if (id.find('+') != std::string::npos) return InvalidArgument("'" + id + "': a time offset (+MINUTES) is not supported");
-      if (id.find('_') != std::string::npos) return InvalidArgument("'" + id + "': array elements do not exist in Tessera");
+      if (id.find('_') != std::string::npos) {
+        return InvalidArgument("'" + id + "': a dependency on one element of an array is not supported: depend on the whole array (" +
+                               id.substr(0, id.find('_')) + ")");
+      }
       std::int64_t job = 0;
       const auto [p, error] = std::from_chars(id.data(), id.data() + id.size(), job);
       if (error != std::errc() || p != id.data() + id.size() || job < 0) return InvalidArgument("'" + id + "' is not a job id");
@@ -245,6 +249,12 @@ Status SetKillOnInvalidDep(SbatchOptions&, const std::string& v) {
   return {};
 }
 
+Status SetArray(SbatchOptions& o, const std::string& v) {
+  if (Result<model::JobArray> array = model::ParseArrayRange(v); !array.ok()) return array.status();
+  o.array = v;
+  return {};
+}
+
 Status Ignore(SbatchOptions&, const std::string&) { return {}; }
 
 const std::vector<OptionSpec>& Options() {
@@ -280,6 +290,7 @@ const std::vector<OptionSpec>& Options() {
       {"chdir", 'D', Arg::kRequired, SetText<&SbatchOptions::chdir>},
       {"export", 0, Arg::kRequired, SetExport},
       {"wrap", 0, Arg::kRequired, SetText<&SbatchOptions::wrap>},
+      {"array", 'a', Arg::kRequired, SetArray},
       // Accepted and without effect: Tessera behaves so anyway.
       {"verbose", 'v', Arg::kNone, Ignore},
       {"quiet", 'Q', Arg::kNone, Ignore},
@@ -306,7 +317,6 @@ struct Refusal {
 };
 const std::vector<Refusal>& Refusals() {
   static const std::vector<Refusal> kRefusals = {
-      {"array", 'a', Arg::kRequired, "job arrays do not exist in Tessera yet: submit one job per element"},
       {"mail-type", 0, Arg::kRequired, "Tessera sends no mail (watch the job with tessera jobs, or its events)"},
       {"mail-user", 0, Arg::kRequired, "Tessera sends no mail"},
       {"nodelist", 'w', Arg::kRequired, "Tessera places gangs itself; nodes cannot be named"},

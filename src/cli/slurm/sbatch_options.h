@@ -62,6 +62,7 @@ struct SbatchOptions {
   std::optional<std::int64_t> mem_per_gpu, mem_per_cpu;  // bytes
   std::optional<std::int64_t> time_limit;  // seconds; 0: unlimited
   std::string partition, account, qos, job_name, output, error, chdir, wrap, open_mode;
+  std::string array;  // -a/--array as written ("0-99%10"), checked (model/job_array.h)
   std::optional<std::string> export_spec;  // ALL, NONE, or [ALL,]NAME[=VALUE],...
   std::vector<SbatchDependency> dependencies;
   bool dependency_any = false;  // '?' separated: any one satisfied (refused when it matters)

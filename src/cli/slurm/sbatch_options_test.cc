@@ -160,8 +160,8 @@ TEST(SbatchOptionsTest, TheCommandLineStopsAtTheScript) {
 }
 
 TEST(SbatchOptionsTest, ErrorsNameFileLineAndOption) {
-  EXPECT_EQ(ErrorOf("#SBATCH -N 2\n#SBATCH --array=0-9%2\n"),
-            "job.sh:2: --array=0-9%2: job arrays do not exist in Tessera yet: submit one job per element (--ignore-unknown warns instead)");
+  EXPECT_EQ(ErrorOf("#SBATCH -N 2\n#SBATCH --array=9-0%2\n"), "job.sh:2: --array=9-0%2: range 9-0 runs backwards: write 0-9");
+  EXPECT_EQ(ErrorOf("#SBATCH -a 0-9%0\n"), "job.sh:1: --array=0-9%0: '%0': the limit must be at least 1");
   EXPECT_EQ(ErrorOf("#SBATCH --mail-type=END\n"),
             "job.sh:1: --mail-type=END: Tessera sends no mail (watch the job with tessera jobs, or its events) (--ignore-unknown warns instead)");
   EXPECT_EQ(ErrorOf("#SBATCH --frobnicate=3\n"),
@@ -180,7 +180,8 @@ TEST(SbatchOptionsTest, ErrorsNameFileLineAndOption) {
   EXPECT_EQ(ErrorOf("#SBATCH -d after:12\n"), "job.sh:1: --dependency=after:12: 'after' is not supported (afterok, afterany, afternotok and singleton are)");
   EXPECT_EQ(ErrorOf("#SBATCH -d afterok:12?afterok:13\n"),
             "job.sh:1: --dependency=afterok:12?afterok:13: '?' (any one of several dependencies) is not supported: Tessera waits for all of them");
-  EXPECT_EQ(ErrorOf("#SBATCH -d afterok:12_3\n"), "job.sh:1: --dependency=afterok:12_3: '12_3': array elements do not exist in Tessera");
+  EXPECT_EQ(ErrorOf("#SBATCH -d afterok:12_3\n"),
+            "job.sh:1: --dependency=afterok:12_3: '12_3': a dependency on one element of an array is not supported: depend on the whole array (12)");
   EXPECT_EQ(ErrorOf("#SBATCH -d afterok\n"), "job.sh:1: --dependency=afterok: 'afterok' names no job: write afterok:JOBID");
   EXPECT_EQ(ErrorOf("#SBATCH --exclusive=user\n"), "job.sh:1: --exclusive=user: --exclusive=user is not supported; plain --exclusive is");
   EXPECT_EQ(ErrorOf("#SBATCH --requeue=yes\n"), "job.sh:1: --requeue takes no value");
@@ -188,19 +189,24 @@ TEST(SbatchOptionsTest, ErrorsNameFileLineAndOption) {
   EXPECT_EQ(ErrorOf("#SBATCH hostname\n"), "job.sh:1: 'hostname' is not an option (a directive holds options only)");
   EXPECT_EQ(ErrorOf("#SBATCH --dry-run\n"), "job.sh:1: --dry-run is a flag of tessera sbatch, not a directive");
   EXPECT_EQ(ErrorOf("#SBATCH --open-mode=rewrite\n"), "job.sh:1: --open-mode=rewrite: 'rewrite' is not append or truncate");
-  EXPECT_EQ(ErrorOf("", {"-a", "1-3", "x.sh"}),
-            "command line: --array=1-3: job arrays do not exist in Tessera yet: submit one job per element (--ignore-unknown warns instead)");
+  EXPECT_EQ(ErrorOf("", {"-a", "1-x", "x.sh"}), "command line: --array=1-x: '1-x' is not an index or a range (write e.g. 0-99, 1,3,5-9 or 0-15:4)");
 }
 
 TEST(SbatchOptionsTest, IgnoreUnknownWarnsAndGoesOn) {
   std::vector<std::string> warnings;
   const Result<SbatchOptions> r =
-      Parse("#SBATCH --mail-type=ALL --mail-user=a@b.c\n#SBATCH -a 0-3\n#SBATCH -N 2 --bogus\n", {}, true, &warnings);
+      Parse("#SBATCH --mail-type=ALL --mail-user=a@b.c\n#SBATCH -w n1\n#SBATCH -N 2 --bogus\n", {}, true, &warnings);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r->nodes, 2);
   ASSERT_EQ(warnings.size(), 4u);
-  EXPECT_EQ(warnings[2], "job.sh:2: --array=0-3: job arrays do not exist in Tessera yet: submit one job per element; ignored");
+  EXPECT_EQ(warnings[2], "job.sh:2: --nodelist=n1: Tessera places gangs itself; nodes cannot be named; ignored");
   EXPECT_EQ(warnings[3], "job.sh:3: --bogus: not an sbatch option Tessera knows; ignored");
+}
+
+TEST(SbatchOptionsTest, ArraysAsSlurmWritesThem) {
+  EXPECT_EQ(Parse("#SBATCH --array=0-99%10\n")->array, "0-99%10");
+  EXPECT_EQ(Parse("#SBATCH -a 1,3,5-9\n")->array, "1,3,5-9");
+  EXPECT_EQ(Parse("", {"-a0-15:4", "x.sh"})->array, "0-15:4");
 }
 
 TEST(SbatchOptionsTest, GresForms) {

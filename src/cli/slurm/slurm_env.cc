@@ -97,6 +97,13 @@ Environment BatchEnvironment(const Environment& env, const AllocationView& a) {
     if (!visible.empty()) out["SLURM_JOB_GPUS"] = out["SLURM_STEP_GPUS"] = visible;
   }
   if (const std::string cpus = Get(env, "SLURM_CPUS_ON_NODE"); !cpus.empty()) out["SLURM_JOB_CPUS_PER_NODE"] = cpus;
+  if (const std::string array = Get(env, "TESSERA_ARRAY_JOB_ID"); !array.empty()) {
+    out["SLURM_ARRAY_JOB_ID"] = array;
+    out["SLURM_ARRAY_TASK_ID"] = Get(env, "TESSERA_ARRAY_INDEX");
+    out["SLURM_ARRAY_TASK_COUNT"] = Get(env, "TESSERA_ARRAY_COUNT");
+    out["SLURM_ARRAY_TASK_MIN"] = Get(env, "TESSERA_ARRAY_MIN");
+    out["SLURM_ARRAY_TASK_MAX"] = Get(env, "TESSERA_ARRAY_MAX");
+  }
   return out;
 }
 
@@ -117,9 +124,9 @@ std::string ExpandOutputPattern(const std::string& pattern, const Environment& e
     const auto pad = [&](std::string s) { return width > s.size() ? std::string(width - s.size(), '0') + s : s; };
     switch (pattern[j]) {
       case '%': out += '%'; break;
-      case 'j':
-      case 'A': out += pad(Get(env, "SLURM_JOB_ID")); break;
-      case 'a': out += pad("4294967294"); break;
+      case 'j': out += pad(Get(env, "SLURM_JOB_ID")); break;
+      case 'A': out += pad(Get(env, env.contains("SLURM_ARRAY_JOB_ID") ? "SLURM_ARRAY_JOB_ID" : "SLURM_JOB_ID")); break;
+      case 'a': out += pad(env.contains("SLURM_ARRAY_TASK_ID") ? Get(env, "SLURM_ARRAY_TASK_ID") : "4294967294"); break;
       case 'x': out += Get(env, "SLURM_JOB_NAME"); break;
       case 'N': out += Get(env, "SLURMD_NODENAME"); break;
       case 'u': out += Get(env, "SLURM_JOB_USER"); break;

@@ -40,13 +40,16 @@ Result<AllocationView> ReadAllocation(const Environment& env);
 // What the batch step adds to its own environment: SLURM_JOB_ID,
 // SLURM_JOB_NODELIST (compressed), SLURM_NODEID, SLURMD_NODENAME,
 // SLURM_GPUS_ON_NODE and SLURM_JOB_GPUS (from CUDA_VISIBLE_DEVICES),
-// SLURM_RESTART_COUNT, ENVIRONMENT=BATCH, ...
+// SLURM_RESTART_COUNT, ENVIRONMENT=BATCH, and for an array element
+// SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, _COUNT, _MIN and _MAX (from
+// TESSERA_ARRAY_*), ...
 Environment BatchEnvironment(const Environment& env, const AllocationView& allocation);
 
-// -o/-e file names: %j job id, %x job name, %N the node, %u user, %A the job
-// id (an array's own id; no arrays yet), %a the array index (4294967294 when
-// not an array, as Slurm writes), %n node id, %t task id, %s step ("batch"),
-// %% a percent sign. A digit between % and the letter pads numbers (%5j).
+// -o/-e file names: %j job id (an array element's own), %x job name, %N the
+// node, %u user, %A the array's id (the job id when not an array), %a the
+// array index (4294967294 when not an array, as Slurm writes), %n node id,
+// %t task id, %s step ("batch"), %% a percent sign. A digit between % and
+// the letter pads numbers (%5j).
 std::string ExpandOutputPattern(const std::string& pattern, const Environment& env);
 
 // Which srun task runs where: for each task, its node index (in the

@@ -50,6 +50,24 @@ TEST(SlurmEnvTest, OutputPatterns) {
   EXPECT_EQ(ExpandOutputPattern("trailing%", env), "trailing%");
 }
 
+TEST(SlurmEnvTest, AnArrayElementGetsSlurmsArrayVariablesAndPatterns) {
+  Environment env = AgentEnvironment();
+  env["TESSERA_ARRAY_JOB_ID"] = "40";
+  env["TESSERA_ARRAY_INDEX"] = "3";
+  env["TESSERA_ARRAY_COUNT"] = "10";
+  env["TESSERA_ARRAY_MIN"] = "0";
+  env["TESSERA_ARRAY_MAX"] = "9";
+  for (auto& [k, v] : BatchEnvironment(env, *ReadAllocation(env))) env[k] = v;
+  EXPECT_EQ(env.at("SLURM_JOB_ID"), "42");  // the element's own id, as Slurm gives each array task
+  EXPECT_EQ(env.at("SLURM_ARRAY_JOB_ID"), "40");
+  EXPECT_EQ(env.at("SLURM_ARRAY_TASK_ID"), "3");
+  EXPECT_EQ(env.at("SLURM_ARRAY_TASK_COUNT"), "10");
+  EXPECT_EQ(env.at("SLURM_ARRAY_TASK_MIN"), "0");
+  EXPECT_EQ(env.at("SLURM_ARRAY_TASK_MAX"), "9");
+  EXPECT_EQ(ExpandOutputPattern("out-%A_%a.txt", env), "out-40_3.txt");
+  EXPECT_EQ(ExpandOutputPattern("%j-%3a", env), "42-003");
+}
+
 TEST(SlurmEnvTest, StepLayouts) {
   // The job's tasks over its nodes by default.
   StepLayout l = *LayoutStep({}, {}, {}, 3, 6);

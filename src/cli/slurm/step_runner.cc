@@ -121,7 +121,9 @@ int RunBatchStep(const AllocationView& a, Environment env) {
   env["TESSERA_SLURM_STEP_DIR"] = dir->string();
 
   const bool append = config.value("openMode", "") == "append";
-  const std::string out_pattern = config.value("output", "").empty() ? "slurm-%j.out" : config.value("output", "");
+  // Slurm's default: slurm-%j.out, and for an array element slurm-%A_%a.out.
+  const std::string fallback = env.contains("SLURM_ARRAY_JOB_ID") ? "slurm-%A_%a.out" : "slurm-%j.out";
+  const std::string out_pattern = config.value("output", "").empty() ? fallback : config.value("output", "");
   const std::string err_pattern = config.value("error", "");
   const int out_fd = OpenOutput(ExpandOutputPattern(out_pattern, env), append);
   const int err_fd = err_pattern.empty() ? out_fd : OpenOutput(ExpandOutputPattern(err_pattern, env), append);
