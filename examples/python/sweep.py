@@ -1,37 +1,32 @@
 #!/usr/bin/env python3
 """A small hyperparameter sweep with the Python client (docs/python.md).
 
-One job per combination of learning rate and batch size, each with its
-parameters in its environment (LR, BATCH_SIZE), all submitted together (one
-request: accepted together or not at all). It waits for every job, reads
-each one's log and collects the line the job printed as its result, then
-prints a table, best first.
-
-Tessera has no job arrays yet: this submits separate jobs. Once the API has
-`spec.array` / `spec.sweep`, the client will submit the same sweep as one job.
+One job, a sweep (spec.sweep): an array with one element per combination of
+learning rate and batch size, each with its parameters in its environment
+(TESSERA_SWEEP_LR, TESSERA_SWEEP_BATCH_SIZE), at most --limit at a time. It
+waits for the array, reads each element's log and collects the line the
+element printed as its result, then prints a table, best first.
 
     export TESSERA_SERVER=https://127.0.0.1:7070 TESSERA_CA_FILE=$PWD/tessera-data/tls/ca.crt
     export TESSERA_TOKEN_FILE=$PWD/tessera-data/admin.token
     PYTHONPATH=python python3 examples/python/sweep.py --lr 1e-4,3e-4,1e-3 --batch-size 32,64
 
 The "training" is a stand-in that prints a loss computed from its
-parameters; replace TRAIN with your script (it reads LR and BATCH_SIZE and
-prints one `RESULT {json}` line).
+parameters; replace TRAIN with your script (it reads its parameters from the
+environment and prints one `RESULT {json}` line).
 """
 
 import argparse
-import itertools
 import json
 import sys
-import time
 
 import tessera
 
-# What each job runs: reads its parameters from the environment, "trains",
-# and prints its result as one line of JSON after "RESULT ".
+# What each element runs: reads its parameters from the environment,
+# "trains", and prints its result as one line of JSON after "RESULT ".
 TRAIN = r"""
 import json, math, os, time
-lr, batch = float(os.environ["LR"]), int(os.environ["BATCH_SIZE"])
+lr, batch = float(os.environ["TESSERA_SWEEP_LR"]), int(os.environ["TESSERA_SWEEP_BATCH_SIZE"])
 print(f"training with lr={lr} batch={batch} on GPU(s) {os.environ.get('CUDA_VISIBLE_DEVICES')}", flush=True)
 time.sleep(1)
 loss = round((math.log10(lr) + 3.5) ** 2 + 8.0 / batch, 6)
@@ -39,18 +34,15 @@ print("RESULT " + json.dumps({"lr": lr, "batch_size": batch, "loss": loss}), flu
 """
 
 
-def job_spec(name, queue, lr, batch):
-    return {
-        "apiVersion": "tessera/v1",
-        "kind": "Job",
-        "metadata": {"name": name, **({"queue": queue} if queue else {})},
-        "spec": {"tasks": [{
-            "name": "train",
-            "resources": {"gpus": 1},
-            "command": ["python3", "-c", TRAIN],
-            "env": {"LR": repr(lr), "BATCH_SIZE": str(batch)},
-        }]},
+def sweep_spec(name, queue, lrs, batches, limit):
+    spec = {
+        "sweep": {"lr": lrs, "batch_size": batches},
+        "tasks": [{"name": "train", "resources": {"gpus": 1}, "command": ["python3", "-c", TRAIN]}],
     }
+    if limit:
+        spec["array"] = f"%{limit}"
+    return {"apiVersion": "tessera/v1", "kind": "Job",
+            "metadata": {"name": name, **({"queue": queue} if queue else {})}, "spec": spec}
 
 
 def result_of(log):
@@ -65,47 +57,47 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lr", default="1e-4,3e-4,1e-3", help="learning rates, comma-separated")
     parser.add_argument("--batch-size", default="32,64", help="batch sizes, comma-separated")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many elements at a time (0: no limit)")
     parser.add_argument("--queue", help="the queue (default: the server's default)")
-    parser.add_argument("--name", default="sweep", help="prefix of the jobs' names")
+    parser.add_argument("--name", default="sweep", help="the sweep job's name")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for the whole sweep")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
 
-    grid = list(itertools.product([float(x) for x in args.lr.split(",")], [int(x) for x in args.batch_size.split(",")]))
     client = tessera.Client()  # $TESSERA_SERVER, $TESSERA_TOKEN_FILE, $TESSERA_CA_FILE, as the CLI
-    specs = [job_spec(f"{args.name}-{i}", args.queue, lr, batch) for i, (lr, batch) in enumerate(grid)]
+    spec = sweep_spec(args.name, args.queue, args.lr.split(","), [int(x) for x in args.batch_size.split(",")], args.limit)
     try:
-        jobs = client.submit(specs)
+        [array] = client.submit(spec)
     except tessera.ApiError as e:
         sys.exit(f"sweep: the server refused the sweep ({e.status}): {e}")
-    print(f"submitted {len(jobs)} jobs: {', '.join(str(j['id']) for j in jobs)}", file=sys.stderr)
+    print(f"submitted sweep {array['id']}: {client.get(array['id'])['array']['size']} elements", file=sys.stderr)
 
-    deadline = time.monotonic() + args.timeout
-    rows = []
     try:
-        for job, (lr, batch) in zip(jobs, grid):
-            ended = client.wait(job["id"], timeout=max(0.0, deadline - time.monotonic()))
-            result = result_of(client.logs(job["id"])) if ended["state"] == "succeeded" else None
-            rows.append({"job": job["id"], "name": job["name"], "state": ended["state"], "lr": lr,
-                         "batch_size": batch, "result": result})
+        client.wait(array["id"], timeout=args.timeout)
     except (KeyboardInterrupt, tessera.WaitTimeout) as e:
-        # Leave nothing running behind: cancel what has not ended.
-        for job in jobs:
-            try:
-                client.cancel(job["id"])
-            except (tessera.Conflict, tessera.NotFound):
-                pass
-        sys.exit(f"sweep: stopped ({e or 'interrupted'}); its jobs were cancelled")
+        # Leave nothing running behind: the array with every element it has not finished.
+        try:
+            client.cancel(array["id"])
+        except (tessera.Conflict, tessera.NotFound):
+            pass
+        sys.exit(f"sweep: stopped ({e or 'interrupted'}); its elements were cancelled")
+
+    rows = []
+    for element in client.elements(array["id"]):
+        ref = tessera.element(array["id"], element["arrayIndex"])
+        result = result_of(client.logs(ref)) if element["state"] == "succeeded" else None
+        rows.append({"job": ref, "state": element["state"], "lr": float(element["parameters"]["lr"]),
+                     "batch_size": int(element["parameters"]["batch_size"]), "result": result})
 
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
     else:
-        print(f"{'job':>5} {'lr':>8} {'batch':>5} {'state':<10} loss")
+        print(f"{'element':>9} {'lr':>8} {'batch':>5} {'state':<10} loss")
         for row in sorted(rows, key=lambda r: (r["result"] is None, (r["result"] or {}).get("loss", 0))):
             loss = f"{row['result']['loss']:.4f}" if row["result"] else "-"
-            print(f"{row['job']:>5} {row['lr']:>8g} {row['batch_size']:>5} {row['state']:<10} {loss}")
-    return 0 if all(r["result"] is not None for r in rows) else 1
+            print(f"{row['job']:>9} {row['lr']:>8g} {row['batch_size']:>5} {row['state']:<10} {loss}")
+    return 0 if rows and all(r["result"] is not None for r in rows) else 1
 
 
 if __name__ == "__main__":

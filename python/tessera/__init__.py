@@ -7,7 +7,7 @@
     print(client.logs(job["id"]))
 """
 
-from .client import ACTIVE_STATES, ENDED_STATES, Client
+from .client import ACTIVE_STATES, ENDED_STATES, Client, element
 from .errors import (ApiError, BadRequest, ConfigError, Conflict, Forbidden, Gone, Infeasible, NotFound, RateLimited,
                      ServerError, TesseraError, TooLarge, Unauthorized, Unavailable, Unreachable, WaitTimeout,
                      WatchReset)
@@ -15,7 +15,7 @@ from .errors import (ApiError, BadRequest, ConfigError, Conflict, Forbidden, Gon
 __version__ = "0.1.0"
 
 __all__ = [
-    "Client", "ACTIVE_STATES", "ENDED_STATES",
+    "Client", "ACTIVE_STATES", "ENDED_STATES", "element",
     "TesseraError", "ConfigError", "Unreachable", "WaitTimeout", "WatchReset",
     "ApiError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "Gone", "TooLarge", "Infeasible",
     "RateLimited", "Unavailable", "ServerError",

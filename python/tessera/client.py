@@ -6,6 +6,7 @@ import codecs
 import json
 import os
 import random
+import re
 import socket
 import ssl
 import time
@@ -23,6 +24,8 @@ ACTIVE_STATES = frozenset({"pending", "starting", "running"})
 _END_EVENTS = frozenset({"JobSucceeded", "JobFailed", "JobCancelled"})
 
 Spec = Union[Mapping[str, Any], str, bytes, "os.PathLike[str]", Sequence[Mapping[str, Any]]]
+# A job: its id, "12[3]" for an element of array 12 (`element`), or a job as the API returns it.
+JobRef = Union[int, str, Mapping[str, Any]]
 
 
 class _Answer:
@@ -124,24 +127,45 @@ class Client:
                               source=source)
         return list(answer.get("jobs", []))
 
-    def get(self, job_id: int) -> Dict[str, Any]:
-        """One job, with its ``spec`` (the document as stored) and ``events``."""
-        return self.request("GET", f"/v1/jobs/{_job_id(job_id)}")
+    def get(self, job_id: JobRef) -> Dict[str, Any]:
+        """One job, with its ``spec`` (the document as stored) and ``events``.
+
+        Wherever a job is named, an array's element may be too: ``"12[3]"``
+        or ``tessera.element(12, 3)``. An element that has not started yet is
+        answered as ``pending``."""
+        return self.request("GET", _job_path(job_id))
 
     def list(self, state: Optional[str] = None, *, queue: Optional[str] = None, user: Optional[str] = None,
              name: Optional[str] = None, ended_after: Optional[int] = None, limit: Optional[int] = None,
-             order: Optional[str] = None) -> List[Dict[str, Any]]:
+             order: Optional[str] = None, expand: Optional[bool] = None) -> List[Dict[str, Any]]:
         """Jobs in id order, filtered as ``GET /v1/jobs`` filters: ``state`` (one
         state, ``active`` or ``ended``), ``queue`` (and the queues below it),
         ``user``, ``name`` (exact), ``ended_after`` (Unix ms), ``limit`` and
-        ``order`` (``oldest`` or ``newest``: which end ``limit`` keeps)."""
+        ``order`` (``oldest`` or ``newest``: which end ``limit`` keeps). An
+        array is one job (with its ``array`` counts); ``expand=True`` lists
+        its started elements after it."""
         return list(self.list_with_revision(state, queue=queue, user=user, name=name, ended_after=ended_after,
-                                            limit=limit, order=order)["jobs"])
+                                            limit=limit, order=order, expand=expand)["jobs"])
+
+    def elements(self, array_id: JobRef, state: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The elements of an array job that started (or were cancelled), in
+        index order: each a job of its own, with ``arrayJobId`` and
+        ``arrayIndex`` (and a sweep's ``parameters``)."""
+        return list(self.request("GET", "/v1/jobs", query={"array": _job_ref(array_id), "state": state})["jobs"])
+
+    def counts(self, array_id: JobRef) -> Dict[str, int]:
+        """An array job's elements by state: ``{"pending": 87, "running": 10,
+        "succeeded": 3, "failed": 0, "cancelled": 0}`` (they add up to its
+        size). `ValueError` for a job that is not an array."""
+        job = self.get(array_id)
+        if "array" not in job:
+            raise ValueError(f"job {_job_ref(array_id)} is not an array")
+        return dict(job["array"]["counts"])
 
     def list_with_revision(self, state: Optional[str] = None, **filters: Any) -> Dict[str, Any]:
         """As `list`, but the whole answer: ``{"jobs": [...], "revision": N}``, to watch `events` from N."""
         names = {"queue": "queue", "user": "user", "name": "name", "ended_after": "endedAfter", "limit": "limit",
-                 "order": "order"}
+                 "order": "order", "expand": "expand"}
         unknown = set(filters) - set(names)
         if unknown:
             raise TypeError(f"unknown filter(s): {', '.join(sorted(unknown))}")
@@ -149,11 +173,13 @@ class Client:
         query.update({names[k]: v for k, v in filters.items()})
         return self.request("GET", "/v1/jobs", query=query)
 
-    def cancel(self, job_id: int) -> Dict[str, Any]:
-        """Cancels a job; returns it, now ``cancelled``. `Conflict` (409) if it already ended."""
-        return self.request("DELETE", f"/v1/jobs/{_job_id(job_id)}")
+    def cancel(self, job_id: JobRef) -> Dict[str, Any]:
+        """Cancels a job; returns it, now ``cancelled``. `Conflict` (409) if it
+        already ended. An array is cancelled with every element it has not
+        finished; ``"12[3]"`` (`element`) cancels one element, started or not."""
+        return self.request("DELETE", _job_path(job_id))
 
-    def logs(self, job_id: int, *, task: Optional[str] = None, stream: str = "stdout", attempt: Optional[int] = None,
+    def logs(self, job_id: JobRef, *, task: Optional[str] = None, stream: str = "stdout", attempt: Optional[int] = None,
              offset: int = 0, follow: bool = False, poll: float = 0.5,
              timeout: Optional[float] = None) -> Union[str, Iterator[str]]:
         """A task's log: the first task group's replica 0 unless ``task``
@@ -177,14 +203,14 @@ class Client:
                 return data.decode("utf-8", errors="replace")
             data += answer.body
 
-    def wait(self, job_id: int, timeout: Optional[float] = None, *, poll: float = 30.0) -> Dict[str, Any]:
+    def wait(self, job_id: JobRef, timeout: Optional[float] = None, *, poll: float = 30.0) -> Dict[str, Any]:
         """Blocks until the job has ended (succeeded, failed or cancelled) and
         returns it (as `get`). Watches the job's events with the API's long
         poll, so the end is seen within moments, without polling the job.
         `WaitTimeout` after ``timeout`` seconds (None: no limit), carrying
         the job as last read."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        job_id = _job_id(job_id)
+        job_id = _job_ref(job_id)
         while True:
             # The revision first, then the state: an end after that revision
             # is an event the watch below receives.
@@ -196,7 +222,8 @@ class Client:
             if remaining is not None and remaining <= 0:
                 raise WaitTimeout(f"job {job_id} is still {job['state']} after {timeout:g} s", job)
             try:
-                for event in self.events(since=since, job=job_id, wait=poll, timeout=remaining):
+                # Events name a job by its own id (an element's too).
+                for event in self.events(since=since, job=int(job["id"]), wait=poll, timeout=remaining):
                     if event.get("type") in _END_EVENTS:
                         return self.get(job_id)
             except WatchReset:
@@ -345,16 +372,16 @@ class Client:
         """The latest event revision, to watch from."""
         return int(self.list_with_revision(limit=0)["revision"])
 
-    def _log_chunk(self, job_id: int, task: Optional[str], stream: str, attempt: Optional[int],
+    def _log_chunk(self, job_id: JobRef, task: Optional[str], stream: str, attempt: Optional[int],
                    offset: int) -> _Answer:
-        path = f"/v1/jobs/{_job_id(job_id)}/logs"
+        path = _job_path(job_id) + "/logs"
         query = {"task": task, "stream": stream, "offset": offset, "attempt": attempt}
         answer = self._send("GET", path, query=query)
         if answer.status >= 300:
             raise _error_of("GET", path, answer, None)
         return answer
 
-    def _follow_logs(self, job_id: int, task: Optional[str], stream: str, attempt: Optional[int], offset: int,
+    def _follow_logs(self, job_id: JobRef, task: Optional[str], stream: str, attempt: Optional[int], offset: int,
                      poll: float, timeout: Optional[float]) -> Iterator[str]:
         deadline = None if timeout is None else time.monotonic() + timeout
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -423,18 +450,35 @@ def _cwd() -> str:
         return "/"
 
 
-def _job_id(job_id: Any) -> int:
+def element(array_id: JobRef, index: int) -> str:
+    """How the API names an element of an array job: ``element(12, 3)`` is ``"12[3]"``."""
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise ValueError(f"{index!r} is not an array index")
+    array = _job_ref(array_id)
+    if "[" in array:
+        raise ValueError(f"{array} is an element, not an array")
+    return f"{array}[{index}]"
+
+
+_JOB_REF = re.compile(r"[0-9]+(\[[0-9]+\])?")
+
+
+def _job_ref(job_id: Any) -> str:
+    """A job as the API's paths name it: ``"12"``, or an array element's ``"12[3]"``."""
     if isinstance(job_id, Mapping):  # a job or a submit() entry
         job_id = job_id["id"]
     if isinstance(job_id, bool) or not isinstance(job_id, (int, str)):
-        raise TypeError(f"a job id is an int, not {type(job_id).__name__}")
-    try:
-        value = int(job_id)
-    except ValueError:
-        raise TypeError(f"'{job_id}' is not a job id") from None
-    if value < 0:
-        raise ValueError(f"{value} is not a job id")
-    return value
+        raise TypeError(f"a job id is an int or a str such as '12[3]', not {type(job_id).__name__}")
+    text = str(job_id)
+    if not _JOB_REF.fullmatch(text):
+        if isinstance(job_id, int):
+            raise ValueError(f"{job_id} is not a job id")
+        raise TypeError(f"'{job_id}' is not a job id (12) or an array element (12[3])")
+    return text
+
+
+def _job_path(job_id: Any) -> str:
+    return "/v1/jobs/" + urllib.parse.quote(_job_ref(job_id), safe="")
 
 
 def _query_value(value: Any) -> str:

@@ -168,6 +168,24 @@ def plain():
     client.cancel(long["id"])
     log("cancel, conflict and wait's timeout")
 
+    # An array: one job with its counts; an element cancelled before it starts, one while it runs, then the rest.
+    array = job("py-array", sleeper(300))
+    array["spec"]["array"] = "0-3%1"
+    [arr] = client.submit(array)
+    wait_for_event(client, arr["id"] + 1, "JobScheduled", 30)  # element 0 has the first id after its array's
+    cancelled = client.cancel(tessera.element(arr["id"], 2))
+    check(cancelled["state"] == "cancelled" and cancelled["arrayIndex"] == 2, f"an element is cancelled before it starts: {cancelled}")
+    check(client.get(tessera.element(arr["id"], 3))["state"] == "pending", "an element not started is pending")
+    client.cancel(f"{arr['id']}[0]")
+    wait_for_event(client, arr["id"] + 2, "JobScheduled", 30)  # the limit of 1 lets element 1 start
+    counts = client.counts(arr)
+    check(counts == {"pending": 1, "running": 1, "succeeded": 0, "failed": 0, "cancelled": 2}, f"the array's counts: {counts}")
+    check([e["arrayIndex"] for e in client.elements(arr)] == [0, 1, 2], f"its elements: {client.elements(arr)}")
+    check([j["id"] for j in client.list("active")] == [arr["id"]], "an array is one job to list")
+    check(client.cancel(arr)["state"] == "cancelled", "cancelling the array ends it")
+    check(client.counts(arr)["cancelled"] == 4, f"with every element: {client.counts(arr)}")
+    log("arrays: counts, elements, cancel one element (started or not) and the whole array")
+
     # Errors carry the API's status and message.
     bad = job("py-bad", ["true"])
     bad["spec"]["tasks"][0]["colour"] = "red"
@@ -235,19 +253,21 @@ def tls(url, token_file, ca_file):
 
     # The sweep example of docs/python.md, configured by the environment as a user would run it.
     sweep = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python", "sweep.py")
-    run = subprocess.run([sys.executable, sweep, "--lr", "1e-4,3e-4", "--batch-size", "16,64", "--json",
+    run = subprocess.run([sys.executable, sweep, "--lr", "1e-4,3e-4", "--batch-size", "16,64", "--limit", "2", "--json",
                           "--timeout", "120", "--name", "py-sweep"], capture_output=True, text=True, timeout=180)
     check(run.returncode == 0, f"the sweep example ran: exit {run.returncode}\n{run.stdout}\n{run.stderr}")
     rows = json.loads(run.stdout)
     check(len(rows) == 4, f"one result per combination: {rows}")
     for row in rows:
-        check(row["state"] == "succeeded", f"sweep job {row['job']} succeeded: {row}")
+        check(row["state"] == "succeeded", f"sweep element {row['job']} succeeded: {row}")
         expected = round((math.log10(row["lr"]) + 3.5) ** 2 + 8.0 / row["batch_size"], 6)
         result = row["result"]
         check(result["lr"] == row["lr"] and result["batch_size"] == row["batch_size"] and result["loss"] == expected,
-              f"job {row['job']} ran with its own parameters and its result came from its log: {row}")
-        check(client.get(row["job"])["name"].startswith("py-sweep-"), f"the sweep's jobs are named: {row}")
-    log(f"sweep: {len(rows)} jobs, results {sorted(r['result']['loss'] for r in rows)}")
+              f"element {row['job']} ran with its own parameters and its result came from its log: {row}")
+        check(client.get(row["job"])["name"] == "py-sweep", f"the sweep's elements carry its name: {row}")
+    [sweep_job] = client.list(name="py-sweep")  # one job, however many elements
+    check(client.counts(sweep_job)["succeeded"] == 4, f"the sweep counts its elements: {sweep_job['array']}")
+    log(f"sweep: {len(rows)} elements of one job, results {sorted(r['result']['loss'] for r in rows)}")
     log("tls: all checks passed")
 
 

@@ -119,6 +119,36 @@ class HttpTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             c.list(colour="red")
 
+    def test_array_elements_are_named_id_and_index(self):
+        def answer(method, path, query, *_):
+            if path == "/v1/jobs":
+                return 200, {}, {"jobs": [{"id": 13, "arrayJobId": 12, "arrayIndex": 0}], "revision": 1}
+            if path.endswith("/logs"):
+                return 200, {"Content-Type": "text/plain"}, ""
+            return 200, {}, {"id": 12, "state": "running", "array": {"counts": {"pending": 1, "running": 1}}}
+
+        s = self.stub(answer)
+        c = self.client(s.url)
+        self.assertEqual(tessera.element(12, 3), "12[3]")
+        c.cancel(tessera.element(12, 3))
+        self.assertEqual(s.requests[-1][:2], ("DELETE", "/v1/jobs/12%5B3%5D"))  # percent-encoded: the server decodes
+        c.get("12[3]")
+        self.assertEqual(s.requests[-1][:2], ("GET", "/v1/jobs/12%5B3%5D"))
+        c.logs("12[3]")
+        self.assertEqual(s.requests[-1][1], "/v1/jobs/12%5B3%5D/logs")
+        self.assertEqual(c.counts(12), {"pending": 1, "running": 1})
+        self.assertEqual(c.elements(12)[0]["arrayIndex"], 0)
+        self.assertEqual(s.requests[-1][2], {"array": "12"})
+        c.list(expand=True)
+        self.assertEqual(s.requests[-1][2], {"expand": "true"})
+        for bad in ("12[x]", "12[3", "[3]"):
+            with self.assertRaises(TypeError):
+                c.get(bad)
+        with self.assertRaises(ValueError):
+            tessera.element("12[3]", 1)
+        with self.assertRaises(ValueError):
+            tessera.element(12, -1)
+
     def test_errors_carry_status_and_message(self):
         def answer(method, path, *_):
             if path == "/v1/jobs/77":
