@@ -21,6 +21,9 @@ void AddBenchCommand(CLI::App& app) {
   sched->add_option("--gpus-per-node", options->gpus_per_node)->capture_default_str();
   sched->add_option("--nodes-per-leaf", options->nodes_per_leaf)->capture_default_str();
   sched->add_option("--pending", options->pending, "pending jobs in the Philly-like mix")->capture_default_str();
+  sched->add_option("--array-elements", options->array_elements,
+                    "of the pending jobs, this many as one array job, measured beside the mix alone (0: none)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   sched->add_option("--fill", options->fill, "cluster fill for the gang samples")->capture_default_str();
   sched->add_option("--gang-samples", options->gang_samples)->capture_default_str();
   sched->add_option("--runs", options->runs, "repetitions; medians are reported")->capture_default_str();
