@@ -148,7 +148,10 @@ void ControlPlane::Emit(std::string type, std::int64_t job, std::string node, st
 }
 
 void ControlPlane::PersistJob(model::JobId id) {
-  writes_.push_back(store::Mutation::Put(store::Collection::kJobs, store::NumericKey(id.value()), api::Dump(JobJson(id, false))));
+  // The record as kept: an array's own GPU time is none (its elements hold
+  // theirs), which accounting and retention rely on.
+  writes_.push_back(
+      store::Mutation::Put(store::Collection::kJobs, store::NumericKey(id.value()), api::Dump(JobDocument(id, state_->job(id), records_.at(id)))));
 }
 
 void ControlPlane::PersistNode(const NodeRecord& node) {
@@ -203,7 +206,17 @@ void ControlPlane::RequestCycle() {
 
 json ControlPlane::JobJson(model::JobId id, bool with_spec) const {
   const JobRecord& record = records_.at(id);
-  json j = JobDocument(id, state_->job(id), record);
+  const model::Job& job = state_->job(id);
+  json j = JobDocument(id, job, record);
+  if (job.is_array_parent) {  // the API shows an array's GPU time as its elements' together
+    double held = 0, idle = 0;
+    for (const model::JobId element : ElementsOf(id)) {
+      held += records_.at(element).gpu_seconds;
+      idle += records_.at(element).idle_gpu_seconds;
+    }
+    j["gpuSeconds"] = held;
+    j["idleGpuSeconds"] = idle;
+  }
   if (with_spec) j["spec"] = record.array_parent.valid() ? records_.at(record.array_parent).spec : record.spec;
   return j;
 }

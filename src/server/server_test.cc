@@ -743,6 +743,7 @@ TEST_F(ServerTest, AnArrayEndsWithItsLastElementIsAccountedAsOneJobAndIsForgotte
   const json elements = Call("GET", "/v1/jobs?array=" + std::to_string(id));
   for (const json& element : elements["jobs"]) gpu_seconds += element["gpuSeconds"].get<double>();
   EXPECT_GT(gpu_seconds, 0);
+  EXPECT_DOUBLE_EQ(Call("GET", "/v1/jobs/" + std::to_string(id))["gpuSeconds"].get<double>(), gpu_seconds) << "an array's GPU time is its elements'";
   const auto accounted = [&] {
     const json rows = Call("GET", "/v1/accounting?by=user")["rows"];
     EXPECT_EQ(rows.size(), 1u) << rows.dump();
