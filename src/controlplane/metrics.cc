@@ -34,7 +34,7 @@ std::string ControlPlane::Metrics() {
   std::map<std::string, std::int64_t> by_reason, by_state;
   for (const model::JobId id : state_->jobs().pending()) ++by_reason[records_.at(id).wait_reason];
   for (const model::Job& job : state_->jobs().all()) {
-    ++by_state[std::string(ApiState(job.state, records_.at(job.id).running_ms != 0))];
+    ++by_state[std::string(job.is_array_parent ? ArrayApiState(job) : ApiState(job.state, records_.at(job.id).running_ms != 0))];
   }
   // GPU time by queue and user, over every job the server knows (finished
   // ones included) and the forgotten ones, so the counters never go down.
