@@ -36,7 +36,9 @@ grep -q "submit .*Submit jobs" "$WORK/out" || fail "tessera alone should print t
 expect 2 "nothing to submit" "$TESSERA" submit
 expect 4 "no job 999" "$TESSERA" describe 999
 expect 4 "no job 999" "$TESSERA" cancel 999
-expect 2 "job: 'abc' is not a non-negative integer" "$TESSERA" logs abc
+expect 2 "job: 'abc' is not a job id (12) or an array element (12\[3\])" "$TESSERA" logs abc
+expect 2 "spec.array: range 9-0 runs backwards: write 0-9" "$TESSERA" submit --array 9-0 -- true
+expect 4 "no job 999" "$TESSERA" describe '999[1]'
 expect 3 "cannot reach the Tessera server" "$TESSERA" jobs --server http://127.0.0.1:1
 
 # The raw API.
