@@ -6,8 +6,9 @@ Phases, one after another, each for --phase-seconds:
   slow-headers-one   TLS connections from 127.0.0.1, the administrator's and
                      the agents' own address, that send a request line and
                      then a header byte a second, never the end;
-  stalled-handshakes TCP connections from several addresses that never
-                     finish (or never start) their TLS handshake;
+  below-the-caps     from several addresses, TCP connections that never
+                     finish their TLS handshake and, as many, the first
+                     attack's, all below the connection caps;
   slow-headers-many  the first attack, from several addresses;
   flood              `tessera bench flood`: keep-alive connections submitting
                      jobs as fast as the server answers, with several users'
@@ -189,9 +190,11 @@ async def attack(args, context):
         # From the address the administrator and the agents use too.
         await phase("slow-headers-one", args.phase_seconds,
                     lambda stop, c: [slow_headers(host, port, context, "127.0.0.1", stop, c) for _ in range(args.connections)]),
-        await phase("stalled-handshakes", args.phase_seconds,
-                    lambda stop, c: [stalled_handshake(host, port, s, stop, c)
-                                     for s in sources for _ in range(args.stalled_connections // args.addresses)]),
+        # Below the caps, so that what closes them is a deadline, not an eviction.
+        await phase("below-the-caps", args.phase_seconds,
+                    lambda stop, c: [attacker for s in sources for _ in range(args.below_cap_connections // args.addresses // 2)
+                                     for attacker in (stalled_handshake(host, port, s, stop, c),
+                                                      slow_headers(host, port, context, s, stop, c))]),
         await phase("slow-headers-many", args.phase_seconds,
                     lambda stop, c: [slow_headers(host, port, context, s, stop, c) for s in sources for _ in range(per)]),
         await flood(args),
@@ -209,8 +212,8 @@ def main():
     parser.add_argument("--work", required=True, help="a directory for the flood's accepted ids")
     parser.add_argument("--connections", type=int, default=1500)
     parser.add_argument("--addresses", type=int, default=5)
-    parser.add_argument("--stalled-connections", type=int, default=800,
-                        help="below the caps: they are closed by the handshake deadline, not evicted")
+    parser.add_argument("--below-cap-connections", type=int, default=800,
+                        help="half stalled handshakes, half slow headers, few enough that deadlines close them, not evictions")
     parser.add_argument("--flood-connections", type=int, default=128)
     parser.add_argument("--phase-seconds", type=float, default=8)
     args = parser.parse_args()
