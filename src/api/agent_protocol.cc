@@ -38,7 +38,7 @@ Result<GpuInventory> GpuFromJson(const json& value, const std::string& path) {
 }  // namespace
 
 bool NodeInventory::SameCapacity(const NodeInventory& other) const {
-  if (leaf != other.leaf || spine != other.spine || cpu_milli != other.cpu_milli || memory != other.memory ||
+  if (leaf != other.leaf || spine != other.spine || nvlink_group != other.nvlink_group || cpu_milli != other.cpu_milli || memory != other.memory ||
       gpu_sharing != other.gpu_sharing || gpus.size() != other.gpus.size()) {
     return false;
   }
@@ -57,12 +57,12 @@ json ToJson(const NodeInventory& inventory) {
                     {"numa", g.numa}, {"nvlinkDomain", g.nvlink_domain}, {"healthy", g.healthy}});
   }
   return {{"name", inventory.name}, {"address", inventory.address}, {"leaf", inventory.leaf},
-          {"spine", inventory.spine}, {"provider", inventory.provider}, {"cpuMilli", inventory.cpu_milli},
+          {"spine", inventory.spine}, {"nvlinkGroup", inventory.nvlink_group}, {"provider", inventory.provider}, {"cpuMilli", inventory.cpu_milli},
           {"memory", inventory.memory}, {"gpus", gpus}, {"gpuSharing", inventory.gpu_sharing}};
 }
 
 Result<NodeInventory> NodeInventoryFromJson(const json& value) {
-  Result<JsonObject> o = JsonObject::Read(value, "", {"name", "address", "leaf", "spine", "provider", "cpuMilli", "memory", "gpus", "gpuSharing"},
+  Result<JsonObject> o = JsonObject::Read(value, "", {"name", "address", "leaf", "spine", "nvlinkGroup", "provider", "cpuMilli", "memory", "gpus", "gpuSharing"},
                                           {"name"});
   if (!o.ok()) return o.status();
   NodeInventory inv;
@@ -70,6 +70,7 @@ Result<NodeInventory> NodeInventoryFromJson(const json& value) {
   TESSERA_RETURN_IF_ERROR(o->ReadString("address", &inv.address));
   TESSERA_RETURN_IF_ERROR(o->ReadString("leaf", &inv.leaf));
   TESSERA_RETURN_IF_ERROR(o->ReadString("spine", &inv.spine));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("nvlinkGroup", &inv.nvlink_group));
   TESSERA_RETURN_IF_ERROR(o->ReadString("provider", &inv.provider));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("cpuMilli", &inv.cpu_milli, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("memory", &inv.memory, 0, kMaxI64));

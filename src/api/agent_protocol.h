@@ -38,6 +38,10 @@ struct NodeInventory {
   std::string address;   // empty: the server uses the address the agent connects from
   std::string leaf = "leaf-0";
   std::string spine = "spine-0";
+  // The multi-node NVLink domain the node's GPUs belong to (an NVL72 rack):
+  // nodes naming the same one form one domain. From NVML's GPU fabric
+  // information, or the agent's --nvlink-group; empty: none.
+  std::string nvlink_group;
   std::string provider;  // "NVML 550.54, 8 GPUs" or "fake GPUs (no NVIDIA driver found)"
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;

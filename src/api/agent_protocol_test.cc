@@ -23,6 +23,15 @@ TEST(AgentProtocolTest, InventoryRoundTrips) {
   EXPECT_FALSE(back->gpus[1].healthy);
   inv.gpus[1].nvlink_domain = 1;
   EXPECT_FALSE(back->SameCapacity(inv));
+
+  inv.gpus[1].nvlink_domain = 0;
+  inv.nvlink_group = "fabric-0f1e2d3c4b5a69788796a5b4c3d2e1f0.7";
+  back = NodeInventoryFromJson(ToJson(inv));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->nvlink_group, inv.nvlink_group);
+  EXPECT_TRUE(back->SameCapacity(inv));
+  back->nvlink_group = "fabric-other.7";
+  EXPECT_FALSE(back->SameCapacity(inv));  // moving to another rack-wide domain changes the topology
 }
 
 TEST(AgentProtocolTest, InventoryErrorsNameTheField) {

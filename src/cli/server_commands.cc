@@ -277,6 +277,9 @@ void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
   cmd->add_option("--address", args->agent.address, "Address other nodes reach this one at (MASTER_ADDR)");
   cmd->add_option("--leaf", args->agent.leaf, "Leaf switch (rack) of this node")->capture_default_str();
   cmd->add_option("--spine", args->agent.spine, "Spine of the leaf")->capture_default_str();
+  cmd->add_option("--nvlink-group", args->agent.nvlink_group,
+                  "The multi-node NVLink domain (an NVL72 rack) of this node's GPUs; nodes naming one form one domain "
+                  "(default: the one NVML's GPU fabric information names, if any)");
   cmd->add_option("--data-dir", args->agent.data_dir, "Journal, logs, checkpoints and work dirs")->capture_default_str();
   cmd->add_option("--checkpoint-dir", args->agent.checkpoint_dir,
                   "Where TESSERA_CHECKPOINT_DIR points (a directory per job); shared storage lets a run resume on another node "

@@ -73,13 +73,12 @@ void ControlPlane::EnsureState() {
     }
     spec.cpu_milli = inv.cpu_milli;
     spec.memory = inv.memory;
-    std::set<std::int32_t> numa, nvlink;
+    // The groups GPU by GPU, as the agent found them (GPUs are listed in index order).
     for (const api::GpuInventory& g : inv.gpus) {
-      numa.insert(g.numa);
-      nvlink.insert(g.nvlink_domain);
+      spec.gpu_numa.push_back(g.numa);
+      spec.gpu_nvlink.push_back(g.nvlink_domain);
     }
-    spec.numa_sockets = std::max<std::int32_t>(1, static_cast<std::int32_t>(numa.size()));
-    spec.nvlink_domains = std::max<std::int32_t>(1, static_cast<std::int32_t>(nvlink.size()));
+    spec.nvlink_group = inv.nvlink_group;
     spec.leaf = inv.leaf;
     spec.sharing = {};
     for (const std::string& mode : inv.gpu_sharing) spec.sharing.Add(*model::ParseGpuSharing(mode));  // checked at registration

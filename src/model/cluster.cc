@@ -28,6 +28,21 @@ std::vector<std::uint64_t> SplitMasks(std::int32_t count, std::int32_t parts) {
   return masks;
 }
 
+// One mask per distinct value of `group_of` (GPU by GPU), in the order of
+// each group's lowest GPU.
+std::vector<std::uint64_t> GroupMasks(const std::vector<std::int32_t>& group_of) {
+  std::vector<std::int32_t> order;
+  std::map<std::int32_t, std::uint64_t> masks;
+  for (std::size_t local = 0; local < group_of.size(); ++local) {
+    auto [it, inserted] = masks.try_emplace(group_of[local], 0);
+    if (inserted) order.push_back(group_of[local]);
+    it->second |= std::uint64_t{1} << local;
+  }
+  std::vector<std::uint64_t> ordered;
+  for (const std::int32_t group : order) ordered.push_back(masks.at(group));
+  return ordered;
+}
+
 Status ValidateSpec(const NodeSpec& spec) {
   const std::string where = "node '" + spec.name + "': ";
   if (spec.name.empty()) return InvalidArgument("a node has no name");
@@ -39,6 +54,12 @@ Status ValidateSpec(const NodeSpec& spec) {
   if (spec.memory <= 0) return InvalidArgument(where + "memory must be positive");
   if (spec.numa_sockets < 1) return InvalidArgument(where + "numaSockets must be at least 1");
   if (spec.nvlink_domains < 1) return InvalidArgument(where + "nvlinkDomains must be at least 1");
+  for (const auto* groups : {&spec.gpu_numa, &spec.gpu_nvlink}) {
+    if (!groups->empty() && groups->size() != static_cast<std::size_t>(spec.gpus)) {
+      return InvalidArgument(where + "names the groups of " + std::to_string(groups->size()) + " GPUs but has " +
+                             std::to_string(spec.gpus));
+    }
+  }
   return Status::Ok();
 }
 
@@ -84,9 +105,12 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
     node.memory = spec.memory;
     node.leaf = group_for(kLevelLeaf, spec.leaf);
     node.spine = group_for(kLevelSpine, spec.spine);
-    node.nvlink_masks = spec.nvlink_group.empty() ? SplitMasks(spec.gpus, spec.nvlink_domains)
-                                                  : std::vector<std::uint64_t>{LowBits(spec.gpus)};
-    node.numa_masks = SplitMasks(spec.gpus, spec.numa_sockets);
+    if (!spec.nvlink_group.empty()) {
+      node.nvlink_masks = {LowBits(spec.gpus)};
+    } else {
+      node.nvlink_masks = spec.gpu_nvlink.empty() ? SplitMasks(spec.gpus, spec.nvlink_domains) : GroupMasks(spec.gpu_nvlink);
+    }
+    node.numa_masks = spec.gpu_numa.empty() ? SplitMasks(spec.gpus, spec.numa_sockets) : GroupMasks(spec.gpu_numa);
     node.sharing = spec.sharing;
     if (!spec.nvlink_group.empty()) node.nvlink_group = group_for(kLevelNvlink, spec.nvlink_group);
 

@@ -116,6 +116,12 @@ struct NodeSpec {
   std::int32_t numa_sockets = 1;
   std::int32_t nvlink_domains = 1;   // node-local NVLink domains, GPUs split evenly
   std::string nvlink_group;          // multi-node NVLink domain name; empty when node-local
+  // The groups as an agent found them, GPU by GPU in index order: a number
+  // per GPU that names its NUMA socket, or its node-local NVLink domain (GPUs
+  // with one number form one group, whatever the number). When given, they
+  // replace the even split of numa_sockets and nvlink_domains.
+  std::vector<std::int32_t> gpu_numa;
+  std::vector<std::int32_t> gpu_nvlink;
   std::string leaf = "leaf-0";
   std::string spine = "spine-0";
   GpuSharingSet sharing = kDefaultGpuSharing;

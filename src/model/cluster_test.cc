@@ -285,6 +285,28 @@ TEST(ClusterTest, NumaAndNodeLocalNvlinkDomainsSplitTheGpus) {
   EXPECT_NE(cluster->gpu(node.gpu(4)).nvlink, cluster->gpu(cluster->node(NodeId(1)).gpu(0)).nvlink);
 }
 
+TEST(ClusterTest, GroupsGivenGpuByGpuNeedNotBeContiguous) {
+  // As NVML may find them: NVLink pairs 0+2 and 1+3, NUMA sockets 7 and 3.
+  NodeSpec spec = MakeNode("n", 4);
+  spec.gpu_nvlink = {5, 9, 5, 9};
+  spec.gpu_numa = {7, 7, 3, 3};
+  Result<Cluster> cluster = Cluster::Build({spec});
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  const Node& node = cluster->node(NodeId(0));
+  EXPECT_THAT(node.nvlink_masks, ElementsAre(0b0101u, 0b1010u));
+  EXPECT_THAT(node.numa_masks, ElementsAre(0b0011u, 0b1100u));
+  EXPECT_EQ(cluster->gpu(node.gpu(0)).nvlink, cluster->gpu(node.gpu(2)).nvlink);
+  EXPECT_NE(cluster->gpu(node.gpu(0)).nvlink, cluster->gpu(node.gpu(1)).nvlink);
+  EXPECT_EQ(cluster->gpu(node.gpu(1)).numa, 0);
+  EXPECT_EQ(cluster->gpu(node.gpu(2)).numa, 1);
+  EXPECT_EQ(cluster->max_domain_gpus(TopologyLevel::kNvlink), 2);
+
+  spec.gpu_numa = {0, 0};
+  const Result<Cluster> wrong = Cluster::Build({spec});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.status().message(), HasSubstr("names the groups of 2 GPUs but has 4"));
+}
+
 TEST(ClusterTest, MultiNodeNvlinkGroupFormsAnNvlinkGroup) {
   NodeSpec a = MakeNode("gb-0", 4, "rack-0", "spine-0", "GB200", 192 * kGiB);
   NodeSpec b = MakeNode("gb-1", 4, "rack-0", "spine-0", "GB200", 192 * kGiB);

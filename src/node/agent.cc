@@ -179,7 +179,9 @@ class Agent::Impl {
     for (const GpuInfo& g : *found) {
       inventory_.gpus.push_back({g.index, g.uuid, g.model, g.memory_bytes, g.numa_node, g.nvlink_domain, g.healthy});
     }
+    inventory_.nvlink_group = options_.nvlink_group.empty() ? NodeFabricDomain(*found) : options_.nvlink_group;
     findings_.push_back("GPUs: " + inventory_.provider);
+    if (!inventory_.nvlink_group.empty()) findings_.push_back("multi-node NVLink domain: " + inventory_.nvlink_group);
     return Status::Ok();
   }
 

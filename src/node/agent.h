@@ -47,6 +47,9 @@ struct AgentOptions {
   std::string address;     // advertised to peers for MASTER_ADDR; empty: as the server sees us
   std::string leaf = "leaf-0";
   std::string spine = "spine-0";
+  // The multi-node NVLink domain (an NVL72 rack) of this node's GPUs; empty:
+  // the one NVML's fabric information names, if any.
+  std::string nvlink_group;
   std::string data_dir = "tessera-agent";  // journal, task logs, checkpoints, work dirs
   // Where TESSERA_CHECKPOINT_DIR points, one directory per job below it; empty:
   // <data_dir>/checkpoints. Shared storage here lets a run restarted on another

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -146,6 +147,40 @@ TEST_F(ServerTest, AGangRunsToSuccessThroughTheAgentProtocol) {
   EXPECT_GT(done["runningTime"].get<std::int64_t>(), 0);
   // The finished run leaves the nodes' assignment sets.
   EXPECT_TRUE(Call("GET", "/v1/nodes/n1/assignments")["tasks"].empty());
+}
+
+// The groups an agent reports are kept GPU by GPU: NVLink pairs 0+2 and 1+3,
+// as NVML may find them, not the even split by index (0+1, 2+3).
+TEST_F(ServerTest, TasksLandInsideTheNvlinkDomainsTheAgentFound) {
+  json inventory = Inventory("n1", 4);
+  for (int i = 0; i < 4; ++i) inventory["gpus"][i]["nvlinkDomain"] = i % 2;
+  Call("POST", "/v1/nodes/n1/register", inventory.dump());
+  Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: pair}\nspec: {tasks: [{name: m, command: [a], resources: {gpus: 2}}]}\n",
+       201, "application/yaml");
+  const json set = AwaitAssignments("n1", 1);
+  ASSERT_EQ(set["tasks"].size(), 1u);
+  std::vector<int> gpus = set["tasks"][0]["gpus"];
+  std::sort(gpus.begin(), gpus.end());
+  EXPECT_EQ(gpus[1] - gpus[0], 2) << set.dump();  // {0, 2} or {1, 3}
+}
+
+// Nodes whose agents name one multi-node NVLink domain (an NVL72 rack) form
+// it in the server: a gang that requires one lands inside it.
+TEST_F(ServerTest, NodesNamingOneNvlinkGroupFormOneDomain) {
+  for (const char* name : {"n1", "n2", "n3"}) {
+    json inventory = Inventory(name, 4);
+    if (std::string(name) != "n2") inventory["nvlinkGroup"] = "fabric-0f1e.1";
+    Call("POST", std::string("/v1/nodes/") + name + "/register", inventory.dump());
+  }
+  const int id = Call("POST", "/v1/jobs",
+                      "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: rack}\nspec: {topology: {level: nvlink-domain, mode: required}, "
+                      "tasks: [{name: w, replicas: 2, command: [a], resources: {gpus: 4}}]}\n",
+                      201, "application/yaml")["jobs"][0]["id"];
+  AwaitJob(id, "starting");
+  EXPECT_EQ(AwaitAssignments("n1", 1)["tasks"].size(), 1u);
+  EXPECT_EQ(AwaitAssignments("n3", 1)["tasks"].size(), 1u);
+  EXPECT_TRUE(Call("GET", "/v1/nodes/n2/assignments")["tasks"].empty());
+  EXPECT_EQ(Call("GET", "/v1/nodes/n1")["nvlinkGroup"], "fabric-0f1e.1");
 }
 
 // The server and the simulator drive one scheduling core: the same jobs on the

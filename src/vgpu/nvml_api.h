@@ -100,9 +100,23 @@ static_assert(sizeof(nvmlMemory_t) == 24 && sizeof(nvmlUtilization_t) == 8, "NVM
 static_assert(sizeof(nvmlPciInfo_t) == 68, "NVML ABI: 16 + 5 * 4 + 32 bytes");
 static_assert(sizeof(nvmlEventData_t) == 32, "NVML ABI on LP64");
 
+// nvmlGpuFabricInfo_t (NVML 12.2+, first version): where a GPU stands in a
+// multi-node NVLink fabric (GB200 NVL72). GPUs with one cluster UUID and
+// clique id reach each other over NVLink.
+inline constexpr unsigned int NVML_GPU_FABRIC_UUID_LEN = 16;
+using nvmlGpuFabricState_t = unsigned char;
+inline constexpr nvmlGpuFabricState_t NVML_GPU_FABRIC_STATE_COMPLETED = 3;
+struct nvmlGpuFabricInfo_t {
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;  // meaningful once state is COMPLETED
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state;
+};
+static_assert(sizeof(nvmlGpuFabricInfo_t) == 28, "NVML ABI: 16 + 4 + 4 + 1, padded to 4");
+
 // The functions, filled by dlsym. Required ones fail OpenNvml when missing;
 // optional ones (marked) leave a feature out: NVLink topology, the NUMA node
-// fallback, or fault events.
+// fallback, fabric domains, or fault events.
 struct NvmlApi {
   nvmlReturn_t (*nvmlInit_v2)() = nullptr;
   nvmlReturn_t (*nvmlShutdown)() = nullptr;
@@ -126,6 +140,8 @@ struct NvmlApi {
                                                       nvmlPciInfo_t* pci) = nullptr;
   // Optional: only platforms whose GPUs are NUMA nodes answer (Grace Hopper).
   nvmlReturn_t (*nvmlDeviceGetNumaNodeId)(nvmlDevice_t device, unsigned int* node) = nullptr;
+  // Optional: multi-node NVLink domains (drivers from 535 on, GPUs in an NVLink fabric).
+  nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo)(nvmlDevice_t device, nvmlGpuFabricInfo_t* info) = nullptr;
   // Optional: fault events.
   nvmlReturn_t (*nvmlEventSetCreate)(nvmlEventSet_t* set) = nullptr;
   nvmlReturn_t (*nvmlEventSetFree)(nvmlEventSet_t set) = nullptr;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -150,6 +151,7 @@ std::vector<GpuInfo> MakeGpuInfos(const FakeGpuSpec& spec) {
     gpu.memory_bytes = spec.memory_bytes;
     gpu.pci_bus_id = FakeBusId(i);
     gpu.numa_node = i * numa_nodes / spec.count;
+    gpu.fabric_domain = FabricDomain(spec.fabric_cluster_uuid, spec.fabric_clique);
     const int first = i / domain_size * domain_size;
     for (int peer = first; peer < std::min(first + domain_size, spec.count); ++peer) {
       if (peer != i) gpu.nvlink_peers.push_back(peer);
@@ -282,6 +284,27 @@ Result<std::vector<FakeFault>> FakeGpuProvider::ParseFaultLine(const std::string
   });
 }
 
+// fabric: {clusterUuid: 32 hex digits (dashes allowed), clique: N}, as NVML's
+// GPU fabric information reports a GPU of an NVL72 rack.
+Status ReadFabric(const YamlValue& value, FakeGpuSpec& fake) {
+  Result<YamlMap> fabric = YamlMap::Read(value, {"clusterUuid", "clique"}, {"clusterUuid"});
+  if (!fabric.ok()) return fabric.status();
+  std::string uuid;
+  TESSERA_RETURN_IF_ERROR(fabric->ReadString("clusterUuid", &uuid));
+  std::erase(uuid, '-');
+  const auto nibble = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10; };
+  if (uuid.size() != 32 || !std::all_of(uuid.begin(), uuid.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+    return fabric->Find("clusterUuid")->Error("must be 32 hexadecimal digits (a UUID)");
+  }
+  for (std::size_t i = 0; i < 16; ++i) {
+    fake.fabric_cluster_uuid[i] = static_cast<unsigned char>(nibble(uuid[2 * i]) << 4 | nibble(uuid[2 * i + 1]));
+  }
+  int clique = 0;
+  TESSERA_RETURN_IF_ERROR(fabric->ReadInt("clique", &clique, 0, std::numeric_limits<int>::max()));
+  fake.fabric_clique = static_cast<unsigned int>(clique);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<FakeGpuSpec> ParseFakeGpuSpec(std::string_view text, std::string_view source) {
@@ -289,7 +312,7 @@ Result<FakeGpuSpec> ParseFakeGpuSpec(std::string_view text, std::string_view sou
     Result<YamlValue> document = spec::LoadSingleDocument(text, source, "fake GPU");
     if (!document.ok()) return document.status();
     Result<YamlMap> map =
-        YamlMap::Read(*document, {"gpus", "model", "memory", "nvlinkDomainSize", "numaNodes", "utilization", "faults"});
+        YamlMap::Read(*document, {"gpus", "model", "memory", "nvlinkDomainSize", "numaNodes", "fabric", "utilization", "faults"});
     if (!map.ok()) return map.status();
     FakeGpuSpec fake;
     fake.label = std::string(source);
@@ -299,6 +322,7 @@ Result<FakeGpuSpec> ParseFakeGpuSpec(std::string_view text, std::string_view sou
     if (fake.memory_bytes <= 0) return map->Find("memory")->Error("must be more than 0");  // so it was written
     TESSERA_RETURN_IF_ERROR(map->ReadInt("nvlinkDomainSize", &fake.gpus_per_nvlink_domain, 0, kMaxGpus));
     TESSERA_RETURN_IF_ERROR(map->ReadInt("numaNodes", &fake.numa_nodes, 1, kMaxNumaNodes));
+    if (const std::optional<YamlValue> fabric = map->Find("fabric")) TESSERA_RETURN_IF_ERROR(ReadFabric(*fabric, fake));
     if (const std::optional<YamlValue> utilization = map->Find("utilization")) {
       TESSERA_RETURN_IF_ERROR(ReadUtilization(*utilization, fake));
     }

@@ -35,6 +35,7 @@ Json GpusJson(const std::vector<tessera::node::GpuInfo>& gpus) {
                     {"numaNode", gpu.numa_node},
                     {"nvlinkDomain", gpu.nvlink_domain},
                     {"nvlinkPeers", gpu.nvlink_peers},
+                    {"fabricDomain", gpu.fabric_domain},
                     {"healthy", gpu.healthy}});
   }
   return list;

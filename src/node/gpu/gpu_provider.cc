@@ -59,6 +59,27 @@ void AssignNvlinkDomains(std::vector<GpuInfo>& gpus) {
   }
 }
 
+std::string FabricDomain(std::span<const unsigned char, 16> cluster_uuid, unsigned int clique) {
+  if (std::all_of(cluster_uuid.begin(), cluster_uuid.end(), [](unsigned char b) { return b == 0; })) return "";
+  std::string name = "fabric-";
+  for (const unsigned char b : cluster_uuid) {
+    constexpr char kHex[] = "0123456789abcdef";
+    name += kHex[b >> 4];
+    name += kHex[b & 0xF];
+  }
+  return name + "." + std::to_string(clique);
+}
+
+std::string NodeFabricDomain(const std::vector<GpuInfo>& gpus) {
+  std::string domain;
+  for (const GpuInfo& gpu : gpus) {
+    if (gpu.fabric_domain.empty() && !gpu.healthy) continue;  // an unhealthy GPU could not be asked
+    if (gpu.fabric_domain.empty() || (!domain.empty() && gpu.fabric_domain != domain)) return "";
+    domain = gpu.fabric_domain;
+  }
+  return domain;
+}
+
 std::string_view FaultKindName(GpuFaultKind kind) {
   switch (kind) {
     case GpuFaultKind::kXid: return "xid";

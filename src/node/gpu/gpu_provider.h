@@ -26,9 +26,11 @@
 // A provider is used by one thread at a time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,7 @@ struct GpuInfo {
   int nvlink_domain = 0;          // see AssignNvlinkDomains
   std::vector<int> nvlink_peers;  // indexes one NVLink hop away (directly or via an NVSwitch), ascending
   bool healthy = true;            // false when the provider cannot query the GPU
+  std::string fabric_domain{};    // the multi-node NVLink domain (FabricDomain); empty: none
 };
 
 // Telemetry, as DCGM's basic fields. A value the GPU does not report is 0.
@@ -105,6 +108,8 @@ struct FakeGpuSpec {
   std::int64_t memory_bytes = std::int64_t{80} << 30;
   int gpus_per_nvlink_domain = 8;              // 0 or 1: no NVLink; 4 with 8 GPUs: two islands
   int numa_nodes = 2;                          // GPUs are split among them in index order
+  std::array<unsigned char, 16> fabric_cluster_uuid{};  // all GPUs in this fabric clique (all zeros: none)...
+  unsigned int fabric_clique = 0;                       // ...as NVML's fabric information reports it
   double utilization_percent = 0;              // reported by Sample() for every GPU...
   std::map<int, double> utilization_by_gpu{};  // ...but those listed here
   std::vector<FakeFault> faults{};
@@ -130,6 +135,16 @@ std::unique_ptr<GpuProvider> MakeFakeGpus(const FakeGpuSpec& spec, const Clock* 
 // "TITAN" join the word after them. "NVIDIA H100 80GB HBM3" -> "H100",
 // "NVIDIA A100-SXM4-80GB" -> "A100", "NVIDIA GeForce RTX 4090" -> "RTX4090".
 std::string ShortModelName(std::string_view name);
+
+// The name of a multi-node NVLink domain (an NVL72 rack) as NVML's fabric
+// information gives it: "fabric-" + the cluster UUID in hex + "." + the clique
+// id. Empty when the UUID is all zeros (a GPU in no fabric).
+std::string FabricDomain(std::span<const unsigned char, 16> cluster_uuid, unsigned int clique);
+
+// The node's multi-node NVLink domain: the fabric domain all its GPUs with
+// one share; empty when none has one or they disagree (a GPU whose fabric
+// registration failed).
+std::string NodeFabricDomain(const std::vector<GpuInfo>& gpus);
 
 // Sets each GPU's nvlink_domain from the nvlink_peers graph: its connected
 // components, numbered from 0 in order of their lowest index. A GPU without

@@ -111,7 +111,7 @@ TEST(FakeGpuSpecTest, DefaultsAreEightH100sOnOneNvlinkDomain) {
 TEST(FakeGpuSpecTest, UnknownFieldIsRejectedWithItsPosition) {
   EXPECT_EQ(ParseError("gpus: 8\nmodle: H100\n"),
             "node.yaml:2:1: modle: unknown field 'modle'; allowed: gpus, model, memory, nvlinkDomainSize, "
-            "numaNodes, utilization, faults");
+            "numaNodes, fabric, utilization, faults");
   EXPECT_THAT(ParseError("faults:\n  - {gpu: 1, kind: xid, cod: 79}\n"),
               StartsWith("node.yaml:2:25: faults[0].cod: unknown field 'cod'"));
 }
@@ -128,6 +128,38 @@ TEST(FakeGpuSpecTest, BadValuesSayWhereAndWhy) {
             "node.yaml:2:15: utilization: must be between 0 and 1, got 2");
   EXPECT_THAT(ParseError("memory: lots\n"), StartsWith("node.yaml:1:9: memory: "));
   EXPECT_THAT(ParseError("gpus: [8\n"), HasSubstr("malformed YAML"));
+}
+
+TEST(FakeGpusTest, AFabricPutsEveryGpuInOneMultiNodeDomain) {
+  const Result<FakeGpuSpec> spec =
+      ParseFakeGpuSpec("gpus: 4\nfabric: {clusterUuid: 0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0, clique: 7}\n", "node.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const Result<std::vector<GpuInfo>> gpus = MakeFakeGpus(*spec)->Discover();
+  ASSERT_TRUE(gpus.ok());
+  for (const GpuInfo& gpu : *gpus) EXPECT_EQ(gpu.fabric_domain, "fabric-0f1e2d3c4b5a69788796a5b4c3d2e1f0.7");
+  EXPECT_EQ(NodeFabricDomain(*gpus), "fabric-0f1e2d3c4b5a69788796a5b4c3d2e1f0.7");
+
+  EXPECT_EQ(ParseError("fabric: {clusterUuid: 12ab, clique: 1}\n"),
+            "node.yaml:1:23: fabric.clusterUuid: must be 32 hexadecimal digits (a UUID)");
+  EXPECT_THAT(ParseError("fabric: {clique: 1}\n"), HasSubstr("fabric.clusterUuid: required field is missing"));
+  // Without a fabric: no domain.
+  EXPECT_EQ(NodeFabricDomain(*MakeFakeGpus(FakeGpuSpec{.count = 2})->Discover()), "");
+}
+
+TEST(FabricDomainTest, TheNodesDomainIsTheOneItsGpusShare) {
+  const std::array<unsigned char, 16> none{};
+  std::array<unsigned char, 16> uuid{};
+  uuid[15] = 0xAB;
+  EXPECT_EQ(FabricDomain(none, 3), "");
+  EXPECT_EQ(FabricDomain(uuid, 3), "fabric-000000000000000000000000000000ab.3");
+  std::vector<GpuInfo> gpus(3);
+  for (GpuInfo& gpu : gpus) gpu.fabric_domain = "fabric-a.1";
+  EXPECT_EQ(NodeFabricDomain(gpus), "fabric-a.1");
+  gpus[1].fabric_domain = "";
+  gpus[1].healthy = false;  // could not be asked: the others decide
+  EXPECT_EQ(NodeFabricDomain(gpus), "fabric-a.1");
+  gpus[2].fabric_domain = "fabric-b.1";  // a GPU that registered elsewhere: none, rather than a wrong one
+  EXPECT_EQ(NodeFabricDomain(gpus), "");
 }
 
 TEST(FakeGpusTest, MissingFileIsNotFound) {

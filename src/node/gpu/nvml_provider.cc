@@ -60,6 +60,7 @@ Status Resolve(void* library, const std::string& name, nvml::NvmlApi& api) {
   Bind(library, "nvmlDeviceGetNvLinkState", api.nvmlDeviceGetNvLinkState);
   Bind(library, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api.nvmlDeviceGetNvLinkRemotePciInfo_v2);
   Bind(library, "nvmlDeviceGetNumaNodeId", api.nvmlDeviceGetNumaNodeId);
+  Bind(library, "nvmlDeviceGetGpuFabricInfo", api.nvmlDeviceGetGpuFabricInfo);
   Bind(library, "nvmlEventSetCreate", api.nvmlEventSetCreate);
   Bind(library, "nvmlEventSetFree", api.nvmlEventSetFree);
   Bind(library, "nvmlDeviceGetSupportedEventTypes", api.nvmlDeviceGetSupportedEventTypes);
@@ -102,6 +103,7 @@ class NvmlProvider final : public GpuProvider {
   void WatchFaults();
   int NumaNode(nvmlDevice_t device, const std::string& address) const;
   std::vector<std::string> NvlinkEnds(nvmlDevice_t device) const;
+  std::string FabricDomainOf(nvmlDevice_t device) const;
 
   Library library_;
   nvml::NvmlApi api_;
@@ -184,6 +186,18 @@ std::vector<std::string> NvmlProvider::NvlinkEnds(nvmlDevice_t device) const {
   return ends;
 }
 
+// Empty where the GPU is in no NVLink fabric, its registration with the
+// fabric manager is not complete, or the driver cannot tell.
+std::string NvmlProvider::FabricDomainOf(nvmlDevice_t device) const {
+  if (api_.nvmlDeviceGetGpuFabricInfo == nullptr) return "";
+  nvml::nvmlGpuFabricInfo_t info{};
+  if (api_.nvmlDeviceGetGpuFabricInfo(device, &info) != NVML_SUCCESS || info.state != nvml::NVML_GPU_FABRIC_STATE_COMPLETED ||
+      info.status != NVML_SUCCESS) {
+    return "";
+  }
+  return FabricDomain(std::span(info.clusterUuid), info.cliqueId);
+}
+
 Result<std::vector<GpuInfo>> NvmlProvider::Discover() {
   const std::size_t count = devices_.size();
   std::vector<GpuInfo> gpus(count);
@@ -214,6 +228,7 @@ Result<std::vector<GpuInfo>> NvmlProvider::Discover() {
     addresses[i] = SysfsPciAddress(gpu.pci_bus_id);
     gpu.numa_node = NumaNode(device, addresses[i]);
     link_ends[i] = NvlinkEnds(device);
+    gpu.fabric_domain = FabricDomainOf(device);
   }
   std::vector<std::vector<int>> peers = NvlinkPeers(addresses, link_ends);
   for (std::size_t i = 0; i < count; ++i) gpus[i].nvlink_peers = std::move(peers[i]);
