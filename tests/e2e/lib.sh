@@ -104,6 +104,7 @@ restart_etcd_member() { launch_etcd_member "$1" existing; }
 # fake_gpus NAME COUNT: a fake GPU file for one node.
 fake_gpus() {
   printf 'gpus: %s\nmodel: H100\nmemory: 80Gi\nnvlinkDomainSize: %s\n' "$2" "$2" >"$WORK/$1.gpus.yaml"
+  [ -z "${FAKE_GPU_EXTRA:-}" ] || echo "$FAKE_GPU_EXTRA" >>"$WORK/$1.gpus.yaml"  # more keys, e.g. a fabric
   echo "$WORK/$1.gpus.yaml"
 }
 
