@@ -48,6 +48,7 @@
 #include "controlplane/gpu_cells.h"
 #include "controlplane/record_codecs.h"
 #include "controlplane/records.h"
+#include "controlplane/rendezvous_ports.h"
 #include "controlplane/server_metrics.h"
 #include "controlplane/service_types.h"
 #include "controlplane/state_mirror.h"
@@ -291,7 +292,7 @@ class ControlPlane {
 
   // Runs and their tasks.
   void Attach(model::JobId id);  // the run's tasks join their nodes' assignment sets
-  void Detach(model::JobId id);  // ... and leave them
+  void Detach(model::JobId id);  // ... and leave them, and its rendezvous port is free again
   void Touch(const std::string& node);  // the node's set changed: answer its waiter
   // The node's assignment set as JSON (api::AssignmentSet), from cached tasks.
   std::string AssignmentsFor(const NodeRecord& node);
@@ -354,6 +355,7 @@ class ControlPlane {
   ControlPlaneStats stats_;
   std::int64_t epoch_ = 0;
   std::string step_key_;  // what each run's TESSERA_STEP_SECRET is derived from (kept in the store's meta)
+  RendezvousPorts ports_;  // the live runs' MASTER_PORTs, by their rank 0's node
   std::map<std::string, QueueAccess> queue_access_;  // by queue path
 
   // Tokens are read on every request: a lock of their own, not mu_.

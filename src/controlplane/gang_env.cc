@@ -5,8 +5,6 @@
 
 namespace tessera::controlplane {
 
-std::int32_t MasterPort(std::int64_t job_id) { return 29500 + static_cast<std::int32_t>(job_id % 10000); }
-
 std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::int64_t job_id,
                                                    const std::string& queue_path, const JobRecord& record,
                                                    std::size_t task,
@@ -27,7 +25,7 @@ std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::i
   const auto node_rank = std::find(nodes.begin(), nodes.end(), self.node) - nodes.begin();
   std::map<std::string, std::string> env;
   env["MASTER_ADDR"] = address_of(tasks.front().node);
-  env["MASTER_PORT"] = std::to_string(MasterPort(job_id));
+  env["MASTER_PORT"] = std::to_string(record.master_port);
   env["WORLD_SIZE"] = std::to_string(tasks.size());
   env["RANK"] = std::to_string(task);
   env["LOCAL_RANK"] = std::to_string(local_rank);

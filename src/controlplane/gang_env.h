@@ -1,7 +1,8 @@
 // The environment a task of a gang starts with, so that torchrun and PyTorch
 // DDP work unchanged: every task is one rank.
 //
-//   MASTER_ADDR, MASTER_PORT   the node of rank 0 and a port derived from the job id
+//   MASTER_ADDR, MASTER_PORT   the node of rank 0 and the port the run holds there
+//                              (record.master_port, rendezvous_ports.h)
 //   WORLD_SIZE, RANK           all tasks of the job; this task's global index
 //   LOCAL_RANK, LOCAL_WORLD_SIZE   among the job's tasks on this node
 //   NODE_RANK, NNODES          this node among the job's nodes, in rank order
@@ -29,10 +30,6 @@
 #include "model/job.h"
 
 namespace tessera::controlplane {
-
-// A port in [29500, 39500): torchrun's default, spread by job id so that two
-// gangs sharing a node rarely collide.
-std::int32_t MasterPort(std::int64_t job_id);
 
 std::map<std::string, std::string> GangEnvironment(const model::Job& job, std::int64_t job_id,
                                                    const std::string& queue_path, const JobRecord& record,

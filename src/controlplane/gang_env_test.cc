@@ -11,6 +11,7 @@ TEST(GangEnvTest, RanksNodesAndLocalRanksFollowPlacement) {
   job.restarts = 2;
   JobRecord record;
   record.attempt = 3;
+  record.master_port = 29542;
   // Ranks 0,1 on n1, rank 2 on n2, rank 3 on n1.
   for (const char* node : {"n1", "n1", "n2", "n1"}) {
     TaskRecord t;

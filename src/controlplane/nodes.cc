@@ -43,6 +43,8 @@ void ControlPlane::Attach(model::JobId id) {
 
 void ControlPlane::Detach(model::JobId id) {
   JobRecord& record = records_.at(id);
+  if (record.master_port != 0) ports_.Release(record.tasks.front().node, record.master_port);
+  record.master_port = 0;
   const bool was_dispatched = record.dispatched;
   record.dispatched = false;
   if (!was_dispatched) return;

@@ -5,6 +5,7 @@
 
 #include "api/agent_protocol.h"
 #include "api/json_reader.h"
+#include "controlplane/rendezvous_ports.h"
 #include "store/state_store.h"
 
 namespace tessera::controlplane {
@@ -233,6 +234,7 @@ json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record
             {"message", record.message},
             {"hung", record.attempt > 0 && record.hung_attempt == record.attempt},
             {"tasks", tasks}};
+  if (record.master_port != 0) j["masterPort"] = record.master_port;
   if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
   if (job.is_array_parent) j["array"] = ArrayDocument(job);
   if (job.is_array_element()) {
@@ -268,8 +270,8 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
       *j, "",
       {"id", "name", "queue", "user", "submitDir", "state", "priority", "preemptible", "gpus", "taskCount", "submitTime",
        "scheduledTime", "runningTime", "endTime", "attempt", "restarts", "maxRestarts", "attainedGpuSeconds", "gpuSeconds",
-       "idleGpuSeconds", "message", "hung", "tasks", "restartAfter", "proportionalGpuMemory", "array", "arrayJobId",
-       "arrayIndex", "parameters"},
+       "idleGpuSeconds", "message", "hung", "tasks", "masterPort", "restartAfter", "proportionalGpuMemory", "array",
+       "arrayJobId", "arrayIndex", "parameters"},
       {"id", "state", "queue", "user", "submitTime", "attempt", "tasks"});
   if (!o.ok()) return o.status();
   StoredJob job;
@@ -311,6 +313,8 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
   TESSERA_RETURN_IF_ERROR(o->ReadNumber("idleGpuSeconds", &r.idle_gpu_seconds));
   TESSERA_RETURN_IF_ERROR(o->ReadString("message", &r.message));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("restartAfter", &job.restart_after_ms, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt32("masterPort", &r.master_port, RendezvousPorts::kFirst,
+                                       RendezvousPorts::kFirst + RendezvousPorts::kCount - 1));
   r.hung_attempt = hung ? r.attempt : 0;
   // An array job's counts are made again from its elements; an element's
   // parameters from its array's spec.
@@ -335,6 +339,11 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
   }
   // An array job runs through its elements and has no tasks of its own.
   if (job.state == model::JobState::kRunning && r.tasks.empty() && !o->Has("array")) return o->Error("tasks", "a running job has none");
+  // A run stored before ports were handed out (rendezvous_ports.h) keeps the
+  // port that server derived from the job's id, which its tasks were given.
+  if (job.state == model::JobState::kRunning && !r.tasks.empty() && r.master_port == 0) {
+    r.master_port = RendezvousPorts::kFirst + id->value() % RendezvousPorts::kCount;
+  }
   return job;
 }
 

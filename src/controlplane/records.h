@@ -62,6 +62,9 @@ struct JobRecord {
   // The current run's binding is on disk: only then may agents see its tasks,
   // so that no task starts that a crash could make the server forget.
   bool dispatched = false;
+  // The current run's MASTER_PORT, held on its rank 0's node (rendezvous_ports.h);
+  // 0 once the run has left its nodes.
+  std::int32_t master_port = 0;
   std::int64_t submit_ms = 0;
   std::int64_t scheduled_ms = 0;        // when the current run was placed
   std::int64_t running_ms = 0;          // when all its tasks were reported running

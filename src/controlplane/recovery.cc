@@ -314,10 +314,12 @@ Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::str
     record.dispatched = true;
   } else {
     record.tasks.clear();
+    record.master_port = 0;
   }
   const model::JobId restored = state_.Restore(std::move(job));
   const JobRecord& added = records_.Add(restored, std::move(record));
   if (added.dispatched) {
+    ports_.Hold(added.tasks.front().node, added.master_port);
     for (const TaskRecord& t : added.tasks) node_jobs_[t.node].insert(restored.value());
   }
   return Status::Ok();

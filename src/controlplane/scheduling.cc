@@ -115,6 +115,7 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
       if (where.find(t.node) == std::string::npos) where += (where.empty() ? "" : ",") + t.node;
       record.tasks.push_back(std::move(t));
     }
+    record.master_port = ports_.Take(record.tasks.front().node);
     Emit("JobScheduled", id.value(), "", "run " + std::to_string(record.attempt) + " on " + where);
     PersistJob(id);
     runs.emplace_back(id, record.attempt);

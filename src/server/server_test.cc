@@ -539,6 +539,44 @@ TEST_F(ServerTest, CancelStopsARunningJobAndFreesItsGpus) {
   EXPECT_THAT(again["error"].get<std::string>(), HasSubstr("already ended (cancelled)"));
 }
 
+// Runs whose rank 0 shares a node get MASTER_PORTs of their own; a port
+// comes back when its run ends, and a restart keeps the ports runs hold.
+TEST_F(ServerTest, RunsSharingTheirFirstNodeGetTheirOwnMasterPort) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  const auto submit = [&](const std::string& name) -> int {
+    return Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: " + name +
+                "}\nspec: {tasks: [{name: m, command: [sleep, '100'], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  };
+  // Each job's port, as its task's environment and the API show it.
+  const auto ports = [&](std::size_t tasks) {
+    std::map<int, std::string> by_job;
+    const json set = AwaitAssignments("n1", tasks);
+    for (const json& t : set["tasks"]) {
+      const std::string port = t["env"]["MASTER_PORT"];
+      by_job[t["job"].get<int>()] = port;
+      EXPECT_EQ(std::to_string(Call("GET", "/v1/jobs/" + std::to_string(t["job"].get<int>()))["masterPort"].get<int>()), port);
+    }
+    return by_job;
+  };
+  const int a = submit("a");
+  const int b = submit("b");
+  auto held = ports(2);
+  EXPECT_EQ(held[a], "29500");
+  EXPECT_EQ(held[b], "29501");
+
+  Restart();
+  const int c = submit("c");
+  held = ports(3);
+  EXPECT_EQ(held[c], "29502");  // the recovered runs still hold theirs
+
+  Call("DELETE", "/v1/jobs/" + std::to_string(a));
+  EXPECT_FALSE(Call("GET", "/v1/jobs/" + std::to_string(a)).contains("masterPort"));
+  const int d = submit("d");
+  held = ports(3);
+  EXPECT_EQ(held[d], "29500");  // a's, given back when it ended
+  EXPECT_EQ(held[b], "29501");
+}
+
 TEST_F(ServerTest, AFailedTaskRestartsTheGangWithinItsBudget) {
   Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
   const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: f}\nspec: {restart: {maxRestarts: 1}, tasks: [{name: m, command: [x], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
