@@ -177,6 +177,7 @@ json ToJson(const StatusReport& report) {
     if (!r.message.empty()) t["message"] = r.message;
     if (r.lost) t["lost"] = true;
     if (r.progress_age_ms >= 0) t["progressAgeMs"] = r.progress_age_ms;
+    if (r.checkpoint_age_ms >= 0) t["checkpointAgeMs"] = r.checkpoint_age_ms;
     tasks.push_back(std::move(t));
   }
   json bursts = json::object();
@@ -256,7 +257,8 @@ Result<StatusReport> StatusReportFromJson(const json& value) {
   auto items = o->Items("tasks");
   if (!items.ok()) return items.status();
   for (const auto& [path, item] : *items) {
-    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "state", "exitCode", "message", "lost", "progressAgeMs"},
+    Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "state", "exitCode", "message", "lost", "progressAgeMs",
+                                                              "checkpointAgeMs"},
                                             {"job", "attempt", "task", "state"});
     if (!t.ok()) return t.status();
     TaskReport r;
@@ -269,6 +271,7 @@ Result<StatusReport> StatusReportFromJson(const json& value) {
     TESSERA_RETURN_IF_ERROR(t->ReadString("message", &r.message));
     TESSERA_RETURN_IF_ERROR(t->ReadBool("lost", &r.lost));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("progressAgeMs", &r.progress_age_ms, 0, kMaxI64));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt("checkpointAgeMs", &r.checkpoint_age_ms, 0, kMaxI64));
     report.tasks.push_back(std::move(r));
   }
   return report;

@@ -100,6 +100,9 @@ struct TaskReport {
   // Milliseconds since the task last showed progress: touched its
   // TESSERA_PROGRESS_FILE, or started (-1: not known, an exited task).
   std::int64_t progress_age_ms = -1;
+  // Milliseconds since the task last reported a checkpoint by touching its
+  // TESSERA_CHECKPOINT_FILE (-1: not in this run, or an exited task).
+  std::int64_t checkpoint_age_ms = -1;
 };
 
 // One GPU's telemetry as of the report (the server's idle-GPU accounting).

@@ -63,12 +63,16 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
 
   StatusReport report;
   report.tasks.push_back({{12, 2, 3}, true, 137, "killed"});
+  report.tasks.push_back({{13, 1, 0}, false, 0, "", false, 2'000, 45'000});
   report.unhealthy_gpus.push_back({2, "Xid 79: GPU has fallen off the bus (hardware)"});
   report.faults.push_back({2, "xid", 79, "Xid 79: GPU has fallen off the bus", "hardware"});
   auto r = StatusReportFromJson(ToJson(report));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->tasks[0].exited);
   EXPECT_EQ(r->tasks[0].exit_code, 137);
+  EXPECT_EQ(r->tasks[0].checkpoint_age_ms, -1);
+  EXPECT_EQ(r->tasks[1].progress_age_ms, 2'000);
+  EXPECT_EQ(r->tasks[1].checkpoint_age_ms, 45'000);
   ASSERT_EQ(r->unhealthy_gpus.size(), 1u);
   EXPECT_EQ(r->unhealthy_gpus[0].index, 2);
   ASSERT_EQ(r->faults.size(), 1u);

@@ -303,6 +303,9 @@ class ControlPlane {
   // The run stopped making progress (spec.hangDetection): reported once, and
   // failed (counting against maxRestarts) when its action is restart.
   void DeclareHung(model::JobId id, const std::string& why);
+  // A task of the current run reported a checkpoint written at `at_ms`
+  // (TESSERA_CHECKPOINT_FILE): what preempting the run would lose starts there.
+  void RecordCheckpoint(model::JobId id, std::int64_t at_ms);
   void ApplyTaskReport(const std::string& node, const api::TaskReport& report);
   // Idle-GPU accounting of the node's running tasks from its telemetry, and the idle policy.
   void AccountGpuUsage(const NodeRecord& node);  // from node.gpu_utilization, just updated by a report

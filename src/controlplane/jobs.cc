@@ -266,6 +266,16 @@ void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::strin
   RequestCycle();  // its resources are free for others
 }
 
+void ControlPlane::RecordCheckpoint(model::JobId id, std::int64_t at_ms) {
+  JobRecord& record = records_.at(id);
+  // The core counts seconds; a checkpoint seen again a heartbeat later (its
+  // age measured anew) is no news.
+  if (at_ms / 1000 <= record.checkpoint_ms / 1000) return;
+  record.checkpoint_ms = at_ms;
+  state_.Checkpointed(id, at_ms / 1000);
+  PersistJob(id);
+}
+
 void ControlPlane::RetireRun(JobRecord& record) {
   record.previous_tasks = std::move(record.tasks);
   record.previous_attempt = record.attempt;

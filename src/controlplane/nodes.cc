@@ -260,6 +260,7 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
     }
     return;
   }
+  if (!r.exited && task.state == TaskState::kRunning && r.checkpoint_age_ms >= 0) RecordCheckpoint(id, NowMs() - r.checkpoint_age_ms);
   if (!r.exited && task.state == TaskState::kRunning && r.progress_age_ms >= 0) {
     const Seconds timeout = state_->job(id).progress_timeout;
     if (timeout > 0 && r.progress_age_ms >= timeout * 1000) {

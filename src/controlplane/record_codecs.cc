@@ -235,6 +235,7 @@ json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record
             {"hung", record.attempt > 0 && record.hung_attempt == record.attempt},
             {"tasks", tasks}};
   if (record.master_port != 0) j["masterPort"] = record.master_port;
+  if (record.checkpoint_ms != 0) j["lastCheckpointTime"] = record.checkpoint_ms;
   if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
   if (job.is_array_parent) j["array"] = ArrayDocument(job);
   if (job.is_array_element()) {
@@ -270,7 +271,7 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
       *j, "",
       {"id", "name", "queue", "user", "submitDir", "state", "priority", "preemptible", "gpus", "taskCount", "submitTime",
        "scheduledTime", "runningTime", "endTime", "attempt", "restarts", "maxRestarts", "attainedGpuSeconds", "gpuSeconds",
-       "idleGpuSeconds", "message", "hung", "tasks", "masterPort", "restartAfter", "proportionalGpuMemory", "array",
+       "idleGpuSeconds", "message", "hung", "tasks", "masterPort", "lastCheckpointTime", "restartAfter", "proportionalGpuMemory", "array",
        "arrayJobId", "arrayIndex", "parameters"},
       {"id", "state", "queue", "user", "submitTime", "attempt", "tasks"});
   if (!o.ok()) return o.status();
@@ -304,6 +305,7 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
   TESSERA_RETURN_IF_ERROR(o->ReadString("submitDir", &r.submit_dir));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("submitTime", &r.submit_ms, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("scheduledTime", &r.scheduled_ms, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("lastCheckpointTime", &r.checkpoint_ms, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("runningTime", &r.running_ms, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("endTime", &r.end_ms, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt32("attempt", &r.attempt, 0, kMaxI32));

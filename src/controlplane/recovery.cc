@@ -276,7 +276,7 @@ Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::str
   }
   job.submit_time = record.submit_ms / 1000;
   job.start_time = record.scheduled_ms / 1000;
-  job.last_checkpoint = job.start_time;
+  job.last_checkpoint = std::max(job.start_time, record.checkpoint_ms / 1000);
   record.spec = spec;
   if (job.state == model::JobState::kRunning) {
     // Its placements must name this cluster's nodes and GPUs, and fit beside

@@ -91,6 +91,7 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
     JobRecord& record = records_.at(id);
     ++record.attempt;
     record.scheduled_ms = now;
+    record.checkpoint_ms = 0;
     record.running_ms = 0;
     record.message.clear();
     record.wait_reason.clear();

@@ -54,6 +54,11 @@ void StateMirror::Unbind(model::JobId id, Time now) {
   Record([id, now](sched::SchedulerState& s) { s.Unbind(id, now); });
 }
 
+void StateMirror::Checkpointed(model::JobId id, Time at) {
+  live_->Checkpointed(id, at);
+  Record([id, at](sched::SchedulerState& s) { s.Checkpointed(id, at); });
+}
+
 void StateMirror::Forget(const std::vector<model::JobId>& ended) {
   live_->Forget(ended);
   Record([ended](sched::SchedulerState& s) { s.Forget(ended); });

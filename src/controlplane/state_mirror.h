@@ -67,6 +67,9 @@ class StateMirror {
   void Finish(model::JobId id, model::JobState end);
   bool Requeue(model::JobId id, Time now);
   void Unbind(model::JobId id, Time now);
+  // Not a conflict for a running cycle: one that chose its victims by an
+  // older checkpoint only thought one of them costlier than it was.
+  void Checkpointed(model::JobId id, Time at);
   void Forget(const std::vector<model::JobId>& ended);
   void SkipIds(model::JobId next);  // the job table's
   model::JobId CancelUnstarted(model::JobId parent, std::int32_t position);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -66,6 +67,7 @@ struct LocalTask {
   bool evicting = false;              // being stopped by the node's own rules (a burst not given back)
   std::string log_base;               // <logs>/<job>/<task>.<attempt>
   std::string progress_file;          // TESSERA_PROGRESS_FILE: the task touches it to show progress
+  std::string checkpoint_file;        // TESSERA_CHECKPOINT_FILE: ...and this one once it wrote a checkpoint
   fs::file_time_type started{};       // on the progress file's clock
   std::int64_t shipped[2] = {0, 0};   // stdout, stderr bytes the server has
 };
@@ -517,9 +519,12 @@ class Agent::Impl {
     spec.env["TESSERA_CHECKPOINT_DIR"] = fs::absolute(checkpoints, ec).string();
     const fs::path progress = fs::path(options_.data_dir) / "progress";
     fs::create_directories(progress, ec);
-    t.progress_file = fs::absolute(progress / (std::to_string(a.key.job) + "-" + a.task_name + "." + std::to_string(a.key.attempt)), ec).string();
+    const std::string mark = std::to_string(a.key.job) + "-" + a.task_name + "." + std::to_string(a.key.attempt);
+    t.progress_file = fs::absolute(progress / mark, ec).string();
+    t.checkpoint_file = fs::absolute(progress / (mark + ".checkpoint"), ec).string();
     t.started = fs::file_time_type::clock::now();
     spec.env["TESSERA_PROGRESS_FILE"] = t.progress_file;
+    spec.env["TESSERA_CHECKPOINT_FILE"] = t.checkpoint_file;
     if (Status shared = sharing_->Prepare(a, spec.env); !shared.ok()) {
       t.exited = true;
       t.exit_code = 127;
@@ -547,12 +552,18 @@ class Agent::Impl {
     journal_.RecordPid(a.key, t.process->pid());
   }
 
+  // Since the file was last touched in this run; nullopt when it was not.
+  static std::optional<std::int64_t> TouchedAgoMs(const LocalTask& t, const std::string& file) {
+    std::error_code ec;
+    const fs::file_time_type touched = fs::last_write_time(file, ec);
+    if (ec || touched < t.started) return std::nullopt;
+    return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(fs::file_time_type::clock::now() - touched).count());
+  }
   // Since the task last touched its progress file, or since it started.
   static std::int64_t ProgressAgeMs(const LocalTask& t) {
-    std::error_code ec;
-    const fs::file_time_type touched = fs::last_write_time(t.progress_file, ec);
-    const fs::file_time_type last = ec ? t.started : std::max(t.started, touched);
-    return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(fs::file_time_type::clock::now() - last).count());
+    const std::int64_t since_start =
+        std::chrono::duration_cast<std::chrono::milliseconds>(fs::file_time_type::clock::now() - t.started).count();
+    return TouchedAgoMs(t, t.progress_file).value_or(std::max<std::int64_t>(0, since_start));
   }
 
   bool SendStatus(net::HttpClient& client) {
@@ -564,7 +575,8 @@ class Agent::Impl {
     }
     for (const auto& [key, t] : tasks_) {
       if (t.terminating && !t.exited) continue;  // being stopped: the server has let it go
-      report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost, t.exited ? -1 : ProgressAgeMs(t)});
+      report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost, t.exited ? -1 : ProgressAgeMs(t),
+                              t.exited ? -1 : TouchedAgoMs(t, t.checkpoint_file).value_or(-1)});
     }
     for (const auto& [index, outage] : health_.outages()) report.unhealthy_gpus.push_back({index, outage.reason});
     report.faults = unsent_faults_;

@@ -577,6 +577,50 @@ TEST_F(ServerTest, RunsSharingTheirFirstNodeGetTheirOwnMasterPort) {
   EXPECT_EQ(held[b], "29501");
 }
 
+// A checkpoint a task reports (it touches TESSERA_CHECKPOINT_FILE; its agent
+// passes the age on) is what preemption weighs: of two low-priority jobs,
+// the one that checkpointed a moment ago goes, not the one that started
+// later but never checkpointed. The checkpoint survives a restart.
+TEST_F(ServerTest, PreemptionTakesTheJobWhoseLastCheckpointLosesLeast) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 2).dump());
+  const auto submit = [&](const std::string& name, int priority) -> int {
+    return Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: " + name + "}\nspec: {priority: " +
+                std::to_string(priority) + ", tasks: [{name: m, command: [sleep, '1000'], resources: {gpus: 1}}]}\n",
+                201, "application/yaml")["jobs"][0]["id"];
+  };
+  const auto report = [&](int id, std::int64_t checkpoint_age_ms) {
+    json task = {{"job", id}, {"attempt", 1}, {"task", 0}, {"state", "running"}};
+    if (checkpoint_age_ms >= 0) task["checkpointAgeMs"] = checkpoint_age_ms;
+    Call("POST", "/v1/nodes/n1/status", json{{"tasks", {task}}}.dump());
+  };
+  const int old = submit("old", 0);
+  AwaitJob(old, "starting");
+  report(old, -1);
+  clock_->Advance(std::chrono::minutes(10));
+  const int young = submit("young", 0);
+  AwaitJob(young, "starting");
+  report(young, -1);
+  clock_->Advance(std::chrono::minutes(1));
+  report(old, 5'000);  // written 5 s ago: 11 minutes of work are safe
+  report(old, 5'100);  // the same checkpoint a heartbeat later
+  const std::int64_t written = clock_->NowMs() - 5'000;
+  EXPECT_NEAR(Call("GET", "/v1/jobs/" + std::to_string(old))["lastCheckpointTime"].get<std::int64_t>(), written, 1'000);
+  EXPECT_FALSE(Call("GET", "/v1/jobs/" + std::to_string(young)).contains("lastCheckpointTime"));
+
+  Restart();
+  EXPECT_NEAR(Call("GET", "/v1/jobs/" + std::to_string(old))["lastCheckpointTime"].get<std::int64_t>(), written, 1'000);
+  const int urgent = submit("urgent", 100);
+  AwaitJob(urgent, "starting");
+  const json preempted = AwaitJob(old, "pending");
+  EXPECT_THAT(preempted["message"].get<std::string>(), HasSubstr("preempted by job " + std::to_string(urgent)));
+  // The young job runs on (after the restart it is starting until its agent reports again).
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(young))["state"], "starting");
+  std::set<int> on_node;
+  const json set = AwaitAssignments("n1", 2);
+  for (const json& t : set["tasks"]) on_node.insert(t["job"].get<int>());
+  EXPECT_EQ(on_node, (std::set<int>{young, urgent}));
+}
+
 TEST_F(ServerTest, AFailedTaskRestartsTheGangWithinItsBudget) {
   Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
   const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: f}\nspec: {restart: {maxRestarts: 1}, tasks: [{name: m, command: [x], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
