@@ -306,6 +306,9 @@ class ControlPlane {
   // A task of the current run reported a checkpoint written at `at_ms`
   // (TESSERA_CHECKPOINT_FILE): what preempting the run would lose starts there.
   void RecordCheckpoint(model::JobId id, std::int64_t at_ms);
+  // The current run is being stopped before it ended: its lost work is
+  // counted under `reason` and added to the job's. Before the run retires.
+  void AccountLostWork(model::JobId id, prometheus::Counter& reason);
   void ApplyTaskReport(const std::string& node, const api::TaskReport& report);
   // Idle-GPU accounting of the node's running tasks from its telemetry, and the idle policy.
   void AccountGpuUsage(const NodeRecord& node);  // from node.gpu_utilization, just updated by a report

@@ -8,6 +8,7 @@
 
 #include "api/json_reader.h"
 #include "controlplane/control_plane.h"
+#include "controlplane/lost_work.h"
 #include "spec/job_yaml.h"
 
 namespace tessera::controlplane {
@@ -276,6 +277,13 @@ void ControlPlane::RecordCheckpoint(model::JobId id, std::int64_t at_ms) {
   PersistJob(id);
 }
 
+void ControlPlane::AccountLostWork(model::JobId id, prometheus::Counter& reason) {
+  JobRecord& record = records_.at(id);
+  const double lost = LostGpuSeconds(record, state_->job(id).checkpoint_interval, NowMs());
+  record.lost_gpu_seconds += lost;
+  reason.Increment(lost);
+}
+
 void ControlPlane::RetireRun(JobRecord& record) {
   record.previous_tasks = std::move(record.tasks);
   record.previous_attempt = record.attempt;
@@ -284,6 +292,7 @@ void ControlPlane::RetireRun(JobRecord& record) {
 }
 
 void ControlPlane::FailRun(model::JobId id, const std::string& message) {
+  AccountLostWork(id, metrics_->lost_to_failure);
   const model::Job& job = state_->job(id);
   if (job.restarts >= job.max_restarts) return EndRun(id, model::JobState::kFailed, message);
   Detach(id);
@@ -311,6 +320,7 @@ void ControlPlane::DeclareHung(model::JobId id, const std::string& why) {
 }
 
 void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
+  AccountLostWork(id, metrics_->lost_to_requeue);
   Detach(id);
   state_.Unbind(id, NowSeconds());
   JobRecord& record = records_.at(id);

@@ -236,6 +236,7 @@ json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record
             {"tasks", tasks}};
   if (record.master_port != 0) j["masterPort"] = record.master_port;
   if (record.checkpoint_ms != 0) j["lastCheckpointTime"] = record.checkpoint_ms;
+  if (record.lost_gpu_seconds > 0) j["lostGpuSeconds"] = record.lost_gpu_seconds;
   if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
   if (job.is_array_parent) j["array"] = ArrayDocument(job);
   if (job.is_array_element()) {
@@ -271,7 +272,7 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
       *j, "",
       {"id", "name", "queue", "user", "submitDir", "state", "priority", "preemptible", "gpus", "taskCount", "submitTime",
        "scheduledTime", "runningTime", "endTime", "attempt", "restarts", "maxRestarts", "attainedGpuSeconds", "gpuSeconds",
-       "idleGpuSeconds", "message", "hung", "tasks", "masterPort", "lastCheckpointTime", "restartAfter", "proportionalGpuMemory", "array",
+       "idleGpuSeconds", "message", "hung", "tasks", "masterPort", "lastCheckpointTime", "lostGpuSeconds", "restartAfter", "proportionalGpuMemory", "array",
        "arrayJobId", "arrayIndex", "parameters"},
       {"id", "state", "queue", "user", "submitTime", "attempt", "tasks"});
   if (!o.ok()) return o.status();
@@ -313,6 +314,7 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
   TESSERA_RETURN_IF_ERROR(o->ReadNumber("attainedGpuSeconds", &job.attained_gpu_seconds));
   TESSERA_RETURN_IF_ERROR(o->ReadNumber("gpuSeconds", &r.gpu_seconds));
   TESSERA_RETURN_IF_ERROR(o->ReadNumber("idleGpuSeconds", &r.idle_gpu_seconds));
+  TESSERA_RETURN_IF_ERROR(o->ReadNumber("lostGpuSeconds", &r.lost_gpu_seconds));
   TESSERA_RETURN_IF_ERROR(o->ReadString("message", &r.message));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("restartAfter", &job.restart_after_ms, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt32("masterPort", &r.master_port, RendezvousPorts::kFirst,

@@ -68,6 +68,7 @@ struct JobRecord {
   std::int64_t submit_ms = 0;
   std::int64_t scheduled_ms = 0;        // when the current run was placed
   std::int64_t checkpoint_ms = 0;       // when the current run last reported a checkpoint; 0: never
+  double lost_gpu_seconds = 0;          // work its runs lost when stopped before they ended (lost_work.h)
   std::int64_t running_ms = 0;          // when all its tasks were reported running
   std::int64_t end_ms = 0;
   std::uint64_t end_commit = 0;         // the commit that holds its end: forgotten only once it is durable

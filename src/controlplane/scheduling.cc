@@ -76,6 +76,7 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
     const std::string why = std::string(e.reason == sched::EvictReason::kPreempt ? "preempted" : "reclaimed") +
                             " by job " + std::to_string(e.preemptor.value());
     (e.reason == sched::EvictReason::kPreempt ? metrics_->preemptions : metrics_->reclaims).Increment();
+    AccountLostWork(e.victim, e.reason == sched::EvictReason::kPreempt ? metrics_->lost_to_preemption : metrics_->lost_to_reclaim);
     Detach(e.victim);
     RetireRun(record);
     record.message = why;

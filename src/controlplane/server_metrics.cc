@@ -25,6 +25,15 @@ ServerMetrics::ServerMetrics()
       placements(Counter(registry, "tessera_scheduler_placements_total", "Runs placed (gangs started).")),
       preemptions(Counter(registry, "tessera_scheduler_preemptions_total", "Runs evicted for higher-priority work.")),
       reclaims(Counter(registry, "tessera_scheduler_reclaims_total", "Runs evicted to give borrowed quota back.")),
+      lost_gpu_seconds(prometheus::BuildCounter()
+                           .Name("tessera_lost_gpu_seconds_total")
+                           .Help("GPU-seconds of work lost by runs stopped before they ended: GPUs held times the time since "
+                                 "their last checkpoint, by why they were stopped.")
+                           .Register(registry)),
+      lost_to_preemption(lost_gpu_seconds.Add({{"reason", "preempted"}})),
+      lost_to_reclaim(lost_gpu_seconds.Add({{"reason", "reclaimed"}})),
+      lost_to_failure(lost_gpu_seconds.Add({{"reason", "failed"}})),
+      lost_to_requeue(lost_gpu_seconds.Add({{"reason", "requeued"}})),
       submitted(Counter(registry, "tessera_jobs_submitted_total", "Jobs accepted.")),
       forgotten(Counter(registry, "tessera_jobs_forgotten_total", "Ended jobs forgotten after their retention.")),
       queue_wait(Histogram(registry, "tessera_job_queue_wait_seconds",

@@ -21,6 +21,12 @@ struct ServerMetrics {
   prometheus::Counter& placements;              // runs started (gangs placed)
   prometheus::Counter& preemptions;             // runs evicted by priority
   prometheus::Counter& reclaims;                // runs evicted to return borrowed quota
+  // GPU-seconds of work lost by runs stopped before they ended (lost_work.h), by why.
+  prometheus::Family<prometheus::Counter>& lost_gpu_seconds;
+  prometheus::Counter& lost_to_preemption;
+  prometheus::Counter& lost_to_reclaim;
+  prometheus::Counter& lost_to_failure;         // a task failed or hung: the gang restarts or fails
+  prometheus::Counter& lost_to_requeue;         // not the job's doing: a node lost, drained, a task lost
   prometheus::Counter& submitted;
   prometheus::Counter& forgotten;               // ended jobs dropped after their retention
   prometheus::Histogram& queue_wait;            // submit -> placed, seconds: how long a gang waited

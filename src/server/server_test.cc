@@ -613,6 +613,15 @@ TEST_F(ServerTest, PreemptionTakesTheJobWhoseLastCheckpointLosesLeast) {
   AwaitJob(urgent, "starting");
   const json preempted = AwaitJob(old, "pending");
   EXPECT_THAT(preempted["message"].get<std::string>(), HasSubstr("preempted by job " + std::to_string(urgent)));
+  // What it lost: its one GPU for the 5 s since the checkpoint (and the
+  // milliseconds the test took since), in the job and in the metrics.
+  EXPECT_NEAR(preempted["lostGpuSeconds"].get<double>(), 5.0, 1.0);
+  const auto metrics = client_->Send("GET", "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  const std::string line = "tessera_lost_gpu_seconds_total{reason=\"preempted\"} ";
+  const std::size_t at = metrics->body.find(line);
+  ASSERT_NE(at, std::string::npos) << metrics->body;
+  EXPECT_NEAR(std::stod(metrics->body.substr(at + line.size())), 5.0, 1.0);
   // The young job runs on (after the restart it is starting until its agent reports again).
   EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(young))["state"], "starting");
   std::set<int> on_node;
