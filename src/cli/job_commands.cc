@@ -238,6 +238,11 @@ void Describe(const JobArgs& a) {
       std::cout << "GPU time:   " << FormatGpus(held / 3600.0) << " GPU-hours, " << FormatGpus(100.0 * idle / held)
                 << "% of it idle\n";
     }
+    if (const double lost = j.value("lostGpuSeconds", 0.0); lost > 0) {
+      std::cout << "Lost work:  " << FormatGpus(lost / 3600.0) << " GPU-hours, runs stopped past their last checkpoint\n";
+    }
+    if (j.contains("lastCheckpointTime")) std::cout << "Checkpoint: " << AgeOf(j["lastCheckpointTime"].get<std::int64_t>()) << " ago\n";
+    if (j.contains("masterPort")) std::cout << "Rendezvous: MASTER_PORT " << j["masterPort"].get<int>() << " on rank 0's node\n";
     if (j.contains("array")) DescribeElements(api, j["id"].get<std::int64_t>());
     if (!j["tasks"].empty()) {
       std::cout << "\nTasks (run " << j["attempt"].get<int>() << "):\n";

@@ -29,5 +29,6 @@ urgent=$(job urgent 100 "sleep 600")
 wait_until 60 job_state_is "$urgent" running
 job_state_is "$old" pending || fail "old, which had just checkpointed, should have been preempted: $(job_json "$old" | jq -c '{state, message}')"
 job_field "$old" .message | grep -q "preempted by job $urgent" || fail "old's message: $(job_field "$old" .message)"
+"$TESSERA" describe "$old" | grep -q "^Lost work: " || fail "describe should show the work old lost: $("$TESSERA" describe "$old")"
 job_state_is "$young" running || fail "young should run on: $(job_json "$young" | jq -c '{state, message}')"
 log "preempted old (checkpointed at $(job_field "$old" .lastCheckpointTime // 0)) rather than young"
