@@ -2,7 +2,8 @@
 # On a machine with NVIDIA GPUs: builds tessera-gpu-probe (release preset), prints
 # what Tessera's NVML layer discovers (JSON: GPUs, a telemetry sample), and checks
 # it against nvidia-smi -L: the same GPUs, in the same order, with the same UUIDs
-# and names. Exits non-zero when they disagree, or when the driver, NVML or
+# and names; and, where the driver reports NVLink fabrics, each GPU's fabric
+# domain against nvidia-smi -q. Exits non-zero when they disagree, or when the driver, NVML or
 # nvidia-smi is missing. Needs no CUDA toolkit: NVML is loaded at run time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,4 +33,27 @@ got_count=$(count "$got_uuids")
 [ "$got_count" -eq "$want_count" ] || fail "Tessera sees $got_count GPUs, nvidia-smi -L lists $want_count"
 [ "$got_uuids" = "$want_uuids" ] || fail "UUIDs differ:"$'\n'"tessera:"$'\n'"$got_uuids"$'\n'"nvidia-smi:"$'\n'"$want_uuids"
 [ "$got_names" = "$want_names" ] || fail "names differ:"$'\n'"tessera:"$'\n'"$got_names"$'\n'"nvidia-smi:"$'\n'"$want_names"
+
+# Multi-node NVLink (GB200 NVL72 and the like): each GPU's fabric domain as
+# Tessera names it from NVML ("fabric-<cluster UUID>.<clique>", empty outside
+# a fabric) against nvidia-smi -q's Fabric section (State, Status, CliqueId,
+# ClusterUUID). Drivers without that section are skipped.
+smi_q=$(nvidia-smi -q)
+if grep -q '^ *ClusterUUID' <<<"$smi_q"; then
+  want_fabric=$(awk -F' *: *' '
+    /^GPU [0-9A-Fa-f]+:/ { if (seen) print name; seen = 1; name = ""; state = status = clique = "" }
+    /^ *Fabric *$/ { fabric = 1; next }
+    fabric && /^ *State / { state = $2 }
+    fabric && /^ *Status / { status = $2 }
+    fabric && /^ *CliqueId / { clique = $2 }
+    fabric && /^ *ClusterUUID / { uuid = tolower($2); gsub("-", "", uuid); fabric = 0
+                                  name = (state == "Completed" && status == "Success") ? "fabric-" uuid "." clique : "" }
+    END { if (seen) print name }' <<<"$smi_q")
+  got_fabric=$(field fabricDomain)
+  [ "$got_fabric" = "$want_fabric" ] ||
+    fail "fabric domains differ:"$'\n'"tessera:"$'\n'"$got_fabric"$'\n'"nvidia-smi -q:"$'\n'"$want_fabric"
+  echo "check-nvml: fabric domains agree: $(sort -u <<<"$got_fabric" | paste -sd' ' | sed 's/^ *$/none (no GPU in an NVLink fabric)/')"
+else
+  echo "check-nvml: nvidia-smi -q shows no fabric information (driver before 535): fabric domains not checked"
+fi
 echo "check-nvml: OK: $got_count GPUs, UUIDs and names in nvidia-smi's order"
