@@ -8,16 +8,7 @@
 # `--expand` its elements; a sweep's elements get their parameters.
 source "$(dirname "$0")/lib.sh" "$1"
 
-read -r port < <(free_ports 1)
-"$TESSERA" up --fake --nodes 2 --gpus-per-node 4 --data-dir "$WORK/up" --listen "127.0.0.1:$port" >>"$WORK/up.log" 2>&1 &
-UP_PID=$!
-PIDS+=("$UP_PID")
-disown "$UP_PID"
-# Ctrl-C stops its agents and their tasks; kill -9 (lib.sh) only if that hangs.
-CLEANUPS+=("kill -INT $UP_PID 2>/dev/null; for _ in \$(seq 50); do kill -0 $UP_PID 2>/dev/null || break; sleep 0.1; done")
-export TESSERA_SERVER=https://127.0.0.1:$port TESSERA_CA_FILE=$WORK/up/tls/ca.crt TESSERA_TOKEN_FILE=$WORK/up/admin.token
-wait_until 30 test -s "$TESSERA_TOKEN_FILE"
-wait_until 30 nodes_ready 2
+start_up 2 4 --fake
 
 # Index 3 runs until cancelled; the others print their index and end after a moment.
 id=$(submit --name shards --gpus 1 --array 0-9%2 -- sh -c "

@@ -120,6 +120,25 @@ start_agent() {
   disown "$!"
 }
 
+# start_up NODES GPUS_PER_NODE [extra flags...]: `tessera up` on a free port
+# (TLS from its own CA, access control on, state in $WORK/up), with
+# TESSERA_SERVER, TESSERA_CA_FILE and TESSERA_TOKEN_FILE exported for the
+# CLI; returns once its nodes are ready.
+start_up() {
+  local nodes=$1 gpus=$2 port
+  shift 2
+  read -r port < <(free_ports 1)
+  "$TESSERA" up --nodes "$nodes" --gpus-per-node "$gpus" --data-dir "$WORK/up" --listen "127.0.0.1:$port" "$@" >>"$WORK/up.log" 2>&1 &
+  UP_PID=$!
+  PIDS+=("$UP_PID")
+  disown "$UP_PID"
+  # Ctrl-C stops its agents and their tasks; cleanup's kill -9 only if that hangs.
+  CLEANUPS+=("kill -INT $UP_PID 2>/dev/null; for _ in \$(seq 50); do kill -0 $UP_PID 2>/dev/null || break; sleep 0.1; done")
+  export TESSERA_SERVER=https://127.0.0.1:$port TESSERA_CA_FILE=$WORK/up/tls/ca.crt TESSERA_TOKEN_FILE=$WORK/up/admin.token
+  wait_until 30 test -s "$TESSERA_TOKEN_FILE"
+  wait_until 30 nodes_ready "$nodes"
+}
+
 # wait_until SECONDS COMMAND...: polls the command until it succeeds.
 wait_until() {
   local deadline=$((SECONDS + $1))

@@ -45,16 +45,7 @@ wait_until 20 nodes_ready 2
 kill -9 "${AGENT_PID[n1]}" "${AGENT_PID[n2]}" "$SERVER_PID"
 
 # `tessera up`: TLS from its own CA, access control on, a cluster-admin token file.
-read -r port < <(free_ports 1)
-"$TESSERA" up --nodes 2 --gpus-per-node 2 --data-dir "$WORK/up" --listen "127.0.0.1:$port" >>"$WORK/up.log" 2>&1 &
-UP_PID=$!
-PIDS+=("$UP_PID")
-disown "$UP_PID"
-# Ctrl-C stops its agents and their tasks; kill -9 (lib.sh) only if that hangs.
-CLEANUPS+=("kill -INT $UP_PID 2>/dev/null; for _ in \$(seq 50); do kill -0 $UP_PID 2>/dev/null || break; sleep 0.1; done")
-export TESSERA_SERVER=https://127.0.0.1:$port TESSERA_CA_FILE=$WORK/up/tls/ca.crt TESSERA_TOKEN_FILE=$WORK/up/admin.token
-wait_until 30 test -s "$TESSERA_TOKEN_FILE"
-wait_until 30 nodes_ready 2
+start_up 2 2
 "$PY" "$REPO/python/tests/e2e_real_server.py" tls "$TESSERA_SERVER" "$TESSERA_TOKEN_FILE" "$TESSERA_CA_FILE" ||
   fail "the Python client against tessera up (TLS, tokens)"
 log "the Python client passed against a plain server and tessera up"
