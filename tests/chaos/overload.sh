@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Hostile and overloading clients against a real server with agents on
-# loopback (docs/security.md, "Connection limits"): slow headers from the
-# address the administrator and the agents use and from four others, stalled
-# TLS handshakes, then a submission flood (overload_attack.py runs them and
+# loopback (docs/security.md, "Connection limits"): slow headers and stalled
+# TLS handshakes beyond the caps from the address the administrator and the
+# agents use, below them from four others, beyond them from those four, then
+# a submission flood (overload_attack.py runs them and
 # measures; the flood is `tessera bench flood`). The server is given small
 # limits so that every one of them is reached within the test's time.
 #

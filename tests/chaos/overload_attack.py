@@ -3,16 +3,17 @@
 administrator and the agents see meanwhile (tests/chaos/overload.sh).
 
 Phases, one after another, each for --phase-seconds:
-  slow-headers-one   TLS connections from 127.0.0.1, the administrator's and
-                     the agents' own address, that send a request line and
-                     then a header byte a second, never the end;
-  below-the-caps     from several addresses, TCP connections that never
-                     finish their TLS handshake and, as many, the first
-                     attack's, all below the connection caps;
-  slow-headers-many  the first attack, from several addresses;
-  flood              `tessera bench flood`: keep-alive connections submitting
-                     jobs as fast as the server answers, with several users'
-                     tokens.
+  beyond-the-caps-one   from 127.0.0.1, the administrator's and the agents'
+                        own address, more connections than the caps allow:
+                        half TLS connections that send a request line and
+                        then a header byte a second, never the end; half TCP
+                        connections that never finish their TLS handshake;
+  below-the-caps        from several addresses, both kinds again, few enough
+                        that deadlines close them, not evictions;
+  beyond-the-caps-many  the first phase from several addresses;
+  flood                 `tessera bench flood`: keep-alive connections
+                        submitting jobs as fast as the server answers, with
+                        several users' tokens.
 Each attacker reconnects as soon as the server closes it, so the pressure
 lasts. Throughout, a probe runs `tessera jobs` as a cluster admin (a new
 connection each time, as the CLI does) and reads the nodes' heartbeats.
@@ -185,18 +186,22 @@ async def attack(args, context):
     host, port = args.server.split("//")[1].rsplit(":", 1)
     port = int(port)
     sources = [f"127.0.0.{i}" for i in range(2, 2 + args.addresses)]
-    per = args.connections // args.addresses
+    def beyond_the_caps(addresses, count):
+        # Half slow headers, half stalled handshakes: more than the caps, so
+        # that newcomers evict the oldest of them.
+        return lambda stop, c: [attacker for a in addresses for _ in range(count // len(addresses) // 2)
+                                for attacker in (slow_headers(host, port, context, a, stop, c),
+                                                 stalled_handshake(host, port, a, stop, c))]
+
     phases = [
         # From the address the administrator and the agents use too.
-        await phase("slow-headers-one", args.phase_seconds,
-                    lambda stop, c: [slow_headers(host, port, context, "127.0.0.1", stop, c) for _ in range(args.connections)]),
+        await phase("beyond-the-caps-one", args.phase_seconds, beyond_the_caps(["127.0.0.1"], args.connections)),
         # Below the caps, so that what closes them is a deadline, not an eviction.
         await phase("below-the-caps", args.phase_seconds,
                     lambda stop, c: [attacker for s in sources for _ in range(args.below_cap_connections // args.addresses // 2)
                                      for attacker in (stalled_handshake(host, port, s, stop, c),
                                                       slow_headers(host, port, context, s, stop, c))]),
-        await phase("slow-headers-many", args.phase_seconds,
-                    lambda stop, c: [slow_headers(host, port, context, s, stop, c) for s in sources for _ in range(per)]),
+        await phase("beyond-the-caps-many", args.phase_seconds, beyond_the_caps(sources, args.connections)),
         await flood(args),
     ]
     return phases
