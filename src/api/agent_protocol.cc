@@ -108,6 +108,7 @@ json ToJson(const Assignment& a) {
   if (a.gpu_memory_burst > 0) t["gpuMemoryBurst"] = a.gpu_memory_burst;
   if (a.checkpoint_signal > 0) t["checkpointSignal"] = a.checkpoint_signal;
   t["checkpointGraceMs"] = a.checkpoint_grace_ms;
+  if (a.interactive_idle_ms > 0) t["interactiveIdleMs"] = a.interactive_idle_ms;
   return t;
 }
 
@@ -128,7 +129,7 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
   for (const auto& [path, item] : *items) {
     Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "jobName", "taskName", "command", "env", "workingDir", "gpus",
                                                           "gpuMilli", "gpuMemory", "cpuMilli", "memory", "gpuSharing",
-                                                          "gpuMemoryBurst", "checkpointSignal", "checkpointGraceMs"},
+                                                          "gpuMemoryBurst", "checkpointSignal", "checkpointGraceMs", "interactiveIdleMs"},
                                             {"job", "attempt", "task", "command"});
     if (!t.ok()) return t.status();
     Assignment a;
@@ -145,6 +146,7 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
     TESSERA_RETURN_IF_ERROR(t->ReadInt("gpuMemoryBurst", &a.gpu_memory_burst, 0, kMaxI64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt32("checkpointSignal", &a.checkpoint_signal, 0, 64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("checkpointGraceMs", &a.checkpoint_grace_ms, 0, kMaxI64));
+    TESSERA_RETURN_IF_ERROR(t->ReadInt("interactiveIdleMs", &a.interactive_idle_ms, 0, kMaxI64));
     if (t->Has("env")) {
       const json& env = t->Raw("env");
       if (!env.is_object()) return t->Error("env", "expected an object of strings");

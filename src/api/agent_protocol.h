@@ -79,6 +79,10 @@ struct Assignment {
   // give back what it holds (0: none), and how long it has before it is stopped.
   std::int32_t checkpoint_signal = 0;
   std::int64_t checkpoint_grace_ms = 30'000;
+  // An interactive session (`tessera run -it`): the task runs on a terminal
+  // the agent holds for `tessera attach`, and ends once nobody used it for
+  // this long. 0: a batch task.
+  std::int64_t interactive_idle_ms = 0;
 };
 
 struct AssignmentSet {

@@ -87,14 +87,27 @@ ApiClient::ApiClient(const ClientOptions& options) {
     if (!made.ok()) Fail(kExitBadInput, made.status().message());
     tls = *made;
   }
+  tls_ = tls;
   client_ = std::make_unique<net::HttpClient>(std::move(*endpoints), std::move(tls));
   const char* user = std::getenv("USER");
   const passwd* account = getpwuid(getuid());
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
-  if (!ec) client_->SetHeader("X-Tessera-Workdir", cwd);
-  client_->SetHeader("X-Tessera-User", user != nullptr && *user != '\0' ? user : account != nullptr ? account->pw_name : "anonymous");
-  if (std::string token = ReadToken(options); !token.empty()) client_->SetHeader("Authorization", "Bearer " + token);
+  if (!ec) headers_.emplace_back("X-Tessera-Workdir", cwd);
+  headers_.emplace_back("X-Tessera-User", user != nullptr && *user != '\0' ? user : account != nullptr ? account->pw_name : "anonymous");
+  if (std::string token = ReadToken(options); !token.empty()) headers_.emplace_back("Authorization", "Bearer " + token);
+  for (const auto& [name, value] : headers_) client_->SetHeader(name, value);
+}
+
+Result<std::unique_ptr<net::ClientTunnel>> ApiClient::OpenTunnel(const std::string& target, const std::string& body, int* http_status) {
+  net::HttpResponse refusal;
+  Result<std::unique_ptr<net::ClientTunnel>> tunnel =
+      net::ClientTunnel::Open(client_->endpoint(), tls_, "POST", target, body, headers_, std::chrono::seconds(30), &refusal);
+  *http_status = refusal.status == 200 ? 0 : refusal.status;
+  if (tunnel.ok() || refusal.status == 200) return tunnel;
+  const nlohmann::json parsed = nlohmann::json::parse(refusal.body, nullptr, false);
+  return Status(tunnel.status().code(),
+                !parsed.is_discarded() && parsed.contains("error") ? parsed["error"].get<std::string>() : tunnel.status().message());
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "net/client_tunnel.h"
 #include "net/http_client.h"
 
 namespace tessera::cli {
@@ -38,9 +39,15 @@ class ApiClient {
   // The raw answer, errors included (logs, where headers matter).
   net::HttpResponse Raw(const std::string& method, const std::string& target);
   net::HttpClient& http() { return *client_; }
+  // A session's tunnel (net/client_tunnel.h), with this client's credentials,
+  // to the server its last call reached (the leader). An error answer comes
+  // back as `*http_status` and the API's message; no answer, as status 0.
+  Result<std::unique_ptr<net::ClientTunnel>> OpenTunnel(const std::string& target, const std::string& body, int* http_status);
 
  private:
   std::unique_ptr<net::HttpClient> client_;
+  net::TlsContext tls_;
+  std::vector<std::pair<std::string, std::string>> headers_;  // sent with every request
 };
 
 // A command that lists what GET `target` answers, with `print` for people

@@ -16,6 +16,7 @@ void AddJobCommands(CLI::App& app);      // submit, jobs, describe, cancel, logs
 void AddClusterCommands(CLI::App& app);  // nodes, queues, top
 void AddHistoryCommand(CLI::App& app);
 void AddAccessCommands(CLI::App& app);   // tokens, audit, certs
+void AddSessionCommands(CLI::App& app); // exec, attach, port-forward, run -it
 void AddSlurmCommands(CLI::App& app);    // sbatch, and the hidden slurm-step and srun (docs/slurm.md)
 // `tessera submit ... -- CMD ARGS`: main() moves what follows "--" here
 // before parsing, since CLI11 would take it for more job files.

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddSimCommand(app);
   tessera::cli::AddServerCommands(app);
   tessera::cli::AddJobCommands(app);
+  tessera::cli::AddSessionCommands(app);
   tessera::cli::AddClusterCommands(app);
   tessera::cli::AddAccessCommands(app);
   tessera::cli::AddHistoryCommand(app);

@@ -142,6 +142,9 @@ class ControlPlane {
   // element of an array alone, started or not.
   void CancelJob(const auth::Caller& caller, const JobRef& ref, Done<nlohmann::json> done);
   Result<LogChunk> ReadLogs(const auth::Caller& caller, const LogQuery& query);
+  // The running task a session may reach, for a caller allowed to read the
+  // job's logs; `task` empty: the first. Refused while the task is not running.
+  Result<TaskLocation> LocateTask(const auth::Caller& caller, const JobRef& ref, const std::string& task);
   void WatchEvents(const auth::Caller& caller, EventQuery query, Done<nlohmann::json> done);
 
   // --- nodes and agents (nodes.cc) -------------------------------------------------

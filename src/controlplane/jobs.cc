@@ -380,6 +380,40 @@ Result<LogChunk> ControlPlane::ReadLogs(const auth::Caller& caller, const LogQue
   return chunk;
 }
 
+Result<TaskLocation> ControlPlane::LocateTask(const auth::Caller& caller, const JobRef& ref, const std::string& task) {
+  const std::string name = ref.Text();
+  std::lock_guard lock(mu_);
+  EnsureState();
+  const Result<NamedJob> named = Resolve(ref);
+  if (!named.ok()) return named.status();
+  const model::JobId owner = named->exists ? named->id : named->parent;
+  if (!ManagesJob(caller, owner)) {
+    return PermissionDenied(caller.user + " may not open a session in job " + name + ", in queue " + records_.at(owner).queue);
+  }
+  if (!named->exists) return FailedPrecondition("job " + name + " has not started yet");
+  const model::Job& job = state_->job(named->id);
+  if (job.is_array_parent) return InvalidArgument("job " + name + " is an array: name one of its elements (" + name + "[INDEX])");
+  const JobRecord& record = records_.at(named->id);
+  const std::string wanted = task.empty() ? job.groups.front().name + "-0" : task;
+  for (std::size_t i = 0; i < record.tasks.size(); ++i) {
+    const TaskRecord& t = record.tasks[i];
+    if (t.name != wanted) continue;
+    if (t.state != TaskState::kRunning) {
+      return FailedPrecondition("task " + wanted + " of job " + name + " is not running (" + std::string(ToString(t.state)) + ")");
+    }
+    return TaskLocation{t.node, {named->id.value(), record.attempt, static_cast<std::int32_t>(i)}, t.name};
+  }
+  for (const model::TaskGroup& g : job.groups) {
+    for (std::int32_t r = 0; r < g.replicas; ++r) {
+      if (wanted == g.name + "-" + std::to_string(r)) {
+        return FailedPrecondition("job " + name + " is " + std::string(ApiState(job.state, record.running_ms != 0)) + ": task " + wanted +
+                                  " is not running");
+      }
+    }
+  }
+  return NotFound("job " + name + " has no task '" + wanted + "'");
+}
+
 void ControlPlane::WatchEvents(const auth::Caller& caller, EventQuery query, Done<json> done) {
   EventWaiter waiter;
   waiter.since = query.since;

@@ -90,6 +90,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         }
         a.checkpoint_signal = job.checkpoint_signal;
         a.checkpoint_grace_ms = job.checkpoint_grace * 1000;
+        a.interactive_idle_ms = job.interactive_idle_timeout * 1000;
         t.assignment_json = api::Dump(api::ToJson(a));
       }
       out += (first ? "" : ",") + t.assignment_json;

@@ -66,6 +66,14 @@ struct AccountingQuery {
   std::int64_t since_ms = 0;
 };
 
+// Where an interactive session reaches a task (`tessera exec`, `attach`,
+// `port-forward`): its node and its key there.
+struct TaskLocation {
+  std::string node;
+  api::TaskKey key;
+  std::string task;  // its name
+};
+
 struct LogQuery {
   JobRef job;
   bool stderr_stream = false;

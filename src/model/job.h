@@ -164,6 +164,10 @@ struct alignas(64) Job {
   Seconds progress_timeout = 0;
   Seconds gpu_idle_timeout = 0;
   bool restart_when_hung = false;
+  // An interactive session (spec.interactive, `tessera run -it`): its task
+  // runs on a terminal for `tessera attach` and ends after this long unused;
+  // 0: a batch job.
+  Seconds interactive_idle_timeout = 0;
   // The true run time, known only in simulation. Only plugins registered as
   // oracles (docs/simulator.md) may read it; every other policy sees walltime.
   Seconds oracle_duration = 0;

@@ -64,8 +64,8 @@ class RawConnection {
 class HttpLimitsTest : public ::testing::Test {
  protected:
   void Start(HttpServerOptions options) {
-    router_.Add("GET", "/v1/ping", [](const ExchangePtr& ex) { ex->Reply(HttpResponse{200, "text/plain", "pong", {}}); });
-    router_.Add("POST", "/v1/items", [](const ExchangePtr& ex) { ex->Reply(HttpResponse{201, "text/plain", "ok", {}}); });
+    router_.Add("GET", "/v1/ping", [](const ExchangePtr& ex) { ex->Reply(HttpResponse{200, "text/plain", "pong", {}, {}}); });
+    router_.Add("POST", "/v1/items", [](const ExchangePtr& ex) { ex->Reply(HttpResponse{201, "text/plain", "ok", {}, {}}); });
     // Holds its request until the test lets go.
     router_.Add("GET", "/v1/hold", [this](const ExchangePtr& ex) {
       std::lock_guard lock(mu_);

@@ -1,5 +1,7 @@
 #include "net/http_server.h"
 
+#include "net/tunnel.h"
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
@@ -44,7 +46,11 @@ http::response<http::string_body> ToBeast(HttpResponse response, bool keep_alive
   raw.set(http::field::server, "tessera");
   raw.set(http::field::content_type, response.content_type);
   for (const auto& [name, value] : response.headers) raw.set(name, value);
-  raw.keep_alive(keep_alive);
+  if (response.status == 101) {
+    raw.set(http::field::connection, "Upgrade");
+  } else {
+    raw.keep_alive(keep_alive);
+  }
   raw.body() = std::move(response.body);
   raw.prepare_payload();
   return raw;
@@ -96,6 +102,8 @@ constexpr std::uint64_t kSmallBody = 64 << 10;
 
 template <typename Stream>
 class Session;
+template <typename Stream>
+class SessionTunnel;
 
 template <typename Stream>
 class SessionExchange final : public Exchange {
@@ -124,6 +132,7 @@ template <typename Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
   using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+  friend class SessionTunnel<Stream>;
 
  public:
   template <typename... Tls>
@@ -169,8 +178,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   // Any thread: builds the message, then writes it on the session's strand.
   void Reply(HttpResponse response, bool keep_alive, unsigned version) {
+    auto upgrade = response.status == 101 ? std::move(response.upgrade) : nullptr;
     http::response<http::string_body> raw = ToBeast(std::move(response), keep_alive && !close_after_write_, version);
-    asio::post(stream_.get_executor(), [self = shared_from_this(), raw = std::move(raw)]() mutable { self->Write(std::move(raw)); });
+    asio::post(stream_.get_executor(), [self = shared_from_this(), raw = std::move(raw), upgrade = std::move(upgrade)]() mutable {
+      self->upgrade_ = std::move(upgrade);
+      self->Write(std::move(raw));
+    });
   }
 
  private:
@@ -320,6 +333,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void OnWrite(beast::error_code ec, std::size_t) {
     if (ec) return Count(ec);
+    if (upgrade_) return HandOver();
     if (close_after_write_ && !kTls) {
       // Lingering close (RFC 9112 9.6): the client may still be sending the
       // body we refused; closing now would reset the connection and lose our
@@ -335,6 +349,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       return;
     }
     Read();
+  }
+
+  // Switched protocols: the connection is the tunnel's, with no deadline of
+  // HTTP's (a session may sit quiet for hours); TCP keepalive finds a peer
+  // that vanished.
+  void HandOver() {
+    tcp().expires_never();
+    beast::error_code ignored;
+    tcp().socket().set_option(asio::socket_base::keep_alive(true), ignored);
+    std::exchange(upgrade_, nullptr)(std::make_shared<SessionTunnel<Stream>>(shared_from_this()));
   }
 
   void Drain() {
@@ -359,7 +383,42 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   LoadShedder::Slot slot_;  // its share of the load limits, until answered
   http::response<http::string_body> response_;
   bool close_after_write_ = false;
+  std::function<void(std::shared_ptr<Tunnel>)> upgrade_;  // set: the answer being written switches protocols
   std::array<char, 16384> drain_{};
+};
+
+// An upgraded connection: its session's stream, on the session's strand.
+template <typename Stream>
+class SessionTunnel final : public Tunnel {
+ public:
+  explicit SessionTunnel(std::shared_ptr<Session<Stream>> session) : session_(std::move(session)) {}
+
+  void ReadSome(char* data, std::size_t size, Done done) override {
+    asio::post(session_->stream_.get_executor(), [s = session_, data, size, done = std::move(done)]() mutable {
+      // What the client sent after its request's headers is already buffered.
+      if (s->buffer_.size() > 0) {
+        const std::size_t n = asio::buffer_copy(asio::buffer(data, size), s->buffer_.data());
+        s->buffer_.consume(n);
+        return done(true, n);
+      }
+      s->stream_.async_read_some(asio::buffer(data, size), [done = std::move(done)](beast::error_code ec, std::size_t n) { done(!ec, n); });
+    });
+  }
+  void Write(const char* data, std::size_t size, Done done) override {
+    asio::post(session_->stream_.get_executor(), [s = session_, data, size, done = std::move(done)]() mutable {
+      asio::async_write(s->stream_, asio::buffer(data, size), [done = std::move(done)](beast::error_code ec, std::size_t n) { done(!ec, n); });
+    });
+  }
+  void Close() override {
+    asio::post(session_->stream_.get_executor(), [s = session_] {
+      beast::error_code ignored;
+      s->tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+      s->tcp().close();
+    });
+  }
+
+ private:
+  std::shared_ptr<Session<Stream>> session_;
 };
 
 template <typename Stream>

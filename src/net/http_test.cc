@@ -171,7 +171,7 @@ class ReplicasTest : public ::testing::Test {
       r.headers.emplace_back("X-Tessera-Replica", "follower");
       return r;
     });
-    electing_router_.Add("POST", "/v1/jobs", [](const ExchangePtr& ex) { ex->Reply(HttpResponse{200, "text/plain", "elected", {}}); });
+    electing_router_.Add("POST", "/v1/jobs", [](const ExchangePtr& ex) { ex->Reply(HttpResponse{200, "text/plain", "elected", {}, {}}); });
     electing_ = Start(electing_router_);
   }
   std::unique_ptr<HttpServer> Start(Router& router) {

@@ -3,13 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace tessera::net {
+
+class Tunnel;  // net/tunnel.h
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
@@ -39,6 +43,9 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // With status 101: once the answer is written, the connection is handed
+  // to this as a raw byte stream (net/tunnel.h) and leaves HTTP for good.
+  std::function<void(std::shared_ptr<Tunnel>)> upgrade;
 };
 
 // "%2F" -> "/", "+" -> " " (in query strings). Malformed escapes are kept as written.

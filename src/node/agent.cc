@@ -22,6 +22,8 @@
 #include "metrics/exposition.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
+#include "node/interactive/node_sessions.h"
+#include "node/interactive/task_terminal.h"
 #include "node/node_metrics.h"
 #include "node/launch/cgroups.h"
 #include "node/launch/task_process.h"
@@ -59,6 +61,8 @@ void Log(const std::string& name, const std::string& line) { std::cerr << "tesse
 struct LocalTask {
   api::Assignment assignment;
   std::unique_ptr<TaskProcess> process;
+  std::shared_ptr<TaskTerminal> terminal;  // an interactive task's (`tessera run -it`)
+  bool hung_up = false;                    // ...ended for being idle
   bool exited = false;
   bool lost = false;
   std::int32_t exit_code = 0;
@@ -104,6 +108,7 @@ class Agent::Impl {
     journal_ = std::move(*journal);
     KillLeftovers();
     if (std::ifstream in(CredentialPath()); in) std::getline(in, credential_);
+    sessions_ = std::make_unique<NodeSessions>(NodeSessionsOptions{options_.name, servers_, tls_, [this] { return Token(); }});
     return ServeMetrics();
   }
 
@@ -115,6 +120,7 @@ class Agent::Impl {
 
   void Run(const std::atomic<bool>& stop) {
     std::thread poller([this, &stop] { PollAssignments(stop); });
+    std::thread sessions([this, &stop] { sessions_->Run(stop); });
     net::HttpClient client(servers_, tls_);
     auto last_report = std::chrono::steady_clock::time_point();
     while (!stop) {
@@ -126,6 +132,7 @@ class Agent::Impl {
       if (!registered_ && !Register(client)) continue;
       bool changed = Reconcile();
       changed = EnforceBursts() || changed;
+      EndIdleSessions();
       ShipLogs(client);
       const bool heartbeat_due = std::chrono::steady_clock::now() - last_report >= options_.heartbeat;
       if (heartbeat_due) SampleTelemetry();
@@ -138,6 +145,8 @@ class Agent::Impl {
         }
       }
     }
+    sessions.join();
+    sessions_.reset();  // open sessions end before the tasks they reach
     Shutdown();
     poller.join();
   }
@@ -291,9 +300,11 @@ class Agent::Impl {
   // The node's credential once it has one, else the join token (or nothing,
   // for a server without access control).
   void Authorize(net::HttpClient& client) {
+    if (const std::string token = Token(); !token.empty()) client.SetHeader("Authorization", "Bearer " + token);
+  }
+  std::string Token() {
     std::lock_guard lock(credential_mu_);
-    const std::string& token = !credential_.empty() ? credential_ : options_.join_token;
-    if (!token.empty()) client.SetHeader("Authorization", "Bearer " + token);
+    return !credential_.empty() ? credential_ : options_.join_token;
   }
   std::string CredentialPath() const { return (fs::path(options_.data_dir) / "credential").string(); }
 
@@ -414,6 +425,7 @@ class Agent::Impl {
       if (!status) continue;
       t.exited = true;
       t.exit_code = *status;
+      sessions_->Withdraw(key);
       sharing_->Release(t.assignment);
       if (cgroups_ && !t.process->cgroup().empty()) {
         if (cgroups_->OomKilled(t.process->cgroup())) t.message = "killed: out of memory (limit " + std::to_string(t.assignment.memory) + " bytes)";
@@ -535,6 +547,9 @@ class Agent::Impl {
                                               : (fs::path(options_.data_dir) / "work" / (std::to_string(a.key.job) + "-" + a.task_name)).string();
     spec.stdout_path = t.log_base + ".stdout";
     spec.stderr_path = t.log_base + ".stderr";
+    // An interactive task runs on a terminal; its output reaches the stdout log through it.
+    const bool interactive = a.interactive_idle_ms > 0;
+    if (interactive) spec.stdio = LaunchSpec::Stdio::kTerminal;
     spec.cpu_milli = a.cpu_milli;
     spec.memory_bytes = a.memory;
     spec.cgroup_name = "job" + std::to_string(a.key.job) + "-" + a.task_name + "-a" + std::to_string(a.key.attempt);
@@ -550,6 +565,27 @@ class Agent::Impl {
     }
     t.process = std::move(*process);
     journal_.RecordPid(a.key, t.process->pid());
+    if (interactive) t.terminal = std::make_shared<TaskTerminal>(t.process->terminal(), spec.stdout_path);
+    SessionTarget target{spec, {}, t.log_base, t.terminal};
+    if (!t.process->cgroup().empty()) target.cgroup = cgroups_->ProcsFiles(t.process->cgroup());
+    sessions_->Publish(a.key, std::move(target));
+  }
+
+  // An interactive session nobody has used for its idle timeout is hung up,
+  // as a terminal's line would be: its shell gets SIGHUP, then SIGTERM and
+  // SIGKILL after the grace, and its GPUs go back to the queue.
+  void EndIdleSessions() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [key, t] : tasks_) {
+      if (!t.terminal || t.exited || t.terminating || t.hung_up) continue;
+      const std::chrono::milliseconds idle(t.assignment.interactive_idle_ms);
+      if (now - t.terminal->last_used() < idle) continue;
+      t.hung_up = true;
+      t.message = "the interactive session was unused for " + std::to_string(idle.count() / 1000) + " s (its idle timeout) and was hung up";
+      Log(options_.name, "job " + std::to_string(key.job) + ": " + t.message);
+      t.process->Signal(SIGHUP);
+      t.process->Terminate(options_.grace);
+    }
   }
 
   // Since the file was last touched in this run; nullopt when it was not.
@@ -662,6 +698,7 @@ class Agent::Impl {
   net::Router metrics_router_;
   std::unique_ptr<net::HttpServer> metrics_server_;
   TaskJournal journal_;
+  std::unique_ptr<NodeSessions> sessions_;
   Backoff register_backoff_{kFirstRetry, kLastRetry, std::random_device{}()};
   Backoff report_backoff_{std::chrono::milliseconds(200), kLastRetry, std::random_device{}()};
   std::chrono::steady_clock::time_point retry_report_at_;  // after a failed report, not before this

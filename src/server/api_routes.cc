@@ -60,17 +60,18 @@ Status Denied(const ControlPlane& plane, Access access, const net::HttpRequest& 
 
 }  // namespace
 
-std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, ServerViews views) {
+std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, ServerViews views, SessionBroker& sessions) {
   std::vector<ApiRoute> routes = ClusterRoutes(plane, std::move(views));
   for (auto* area : {&JobRoutes, &NodeRoutes, &QueueRoutes, &AccessRoutes}) {
     for (ApiRoute& route : area(plane)) routes.push_back(std::move(route));
   }
+  for (ApiRoute& route : SessionRoutes(plane, sessions)) routes.push_back(std::move(route));
   return routes;
 }
 
-void AddApiRoutes(net::Router& router, ControlPlane& plane, ServerViews views) {
+void AddApiRoutes(net::Router& router, ControlPlane& plane, ServerViews views, SessionBroker& sessions) {
   ControlPlane* p = &plane;
-  for (ApiRoute& route : ApiRoutes(plane, std::move(views))) {
+  for (ApiRoute& route : ApiRoutes(plane, std::move(views), sessions)) {
     const bool mutating = std::string_view(route.method) != "GET";
     // An agent's heartbeats and log chunks would drown the audit log; with
     // access control off there is no caller to hold to account.

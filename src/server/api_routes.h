@@ -14,6 +14,7 @@
 #include "controlplane/control_plane.h"
 #include "net/http_server.h"
 #include "net/router.h"
+#include "server/session_broker.h"
 
 namespace tessera::server {
 
@@ -33,6 +34,7 @@ std::vector<ApiRoute> JobRoutes(ControlPlane& plane);     // jobs, logs, events,
 std::vector<ApiRoute> NodeRoutes(ControlPlane& plane);    // nodes, and the agents' side
 std::vector<ApiRoute> QueueRoutes(ControlPlane& plane);
 std::vector<ApiRoute> AccessRoutes(ControlPlane& plane);  // tokens and the audit log
+std::vector<ApiRoute> SessionRoutes(ControlPlane& plane, SessionBroker& broker);  // exec, attach, port-forward
 
 // What the cluster routes read off the server around the control plane.
 struct ServerViews {
@@ -43,7 +45,7 @@ struct ServerViews {
 std::vector<ApiRoute> ClusterRoutes(ControlPlane& plane, ServerViews views);
 
 // Every route above.
-std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, ServerViews views);
+std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, ServerViews views, SessionBroker& sessions);
 
 // Adds every route, guarded: the caller comes from the request's credentials
 // (401 when they are bad, 429 over the token's rate); with access control on,
@@ -51,6 +53,6 @@ std::vector<ApiRoute> ApiRoutes(ControlPlane& plane, ServerViews views);
 // caller's role falls short (or a node credential names another node); and
 // every mutating call but an agent's heartbeats and log chunks is audited
 // once answered.
-void AddApiRoutes(net::Router& router, ControlPlane& plane, ServerViews views);
+void AddApiRoutes(net::Router& router, ControlPlane& plane, ServerViews views, SessionBroker& sessions);
 
 }  // namespace tessera::server

@@ -28,8 +28,9 @@ TEST(ApiRoutesTest, OpenApiDescribesEveryRouteAndNothingElse) {
   auto scheduler = sched::Scheduler::Create({});
   ASSERT_TRUE(scheduler.ok());
   ControlPlane plane({}, **store, std::move(*scheduler));
+  SessionBroker sessions;
   net::Router router;
-  AddApiRoutes(router, plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}});
+  AddApiRoutes(router, plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}}, sessions);
 
   std::set<std::string> served;
   for (const net::Router::Route& route : router.routes()) {
@@ -76,6 +77,7 @@ TEST(ApiRoutesTest, EveryRouteRefusesWhatItsAccessExcludes) {
   options.access.enabled = true;
   options.access.rate_per_token = 0;
   ControlPlane plane(options, **store, std::move(*scheduler));
+  SessionBroker sessions;
   ASSERT_TRUE(plane.Recover().ok());
   std::map<std::string, std::string> token;  // caller -> its token's text
   for (auto [name, user, role] : {std::tuple{"admin", "root", auth::Role::kClusterAdmin}, {"user", "alice", auth::Role::kUser},
@@ -84,7 +86,7 @@ TEST(ApiRoutesTest, EveryRouteRefusesWhatItsAccessExcludes) {
     token[name] = *plane.IssueToken(user, role, "test");
   }
   net::Router router;
-  AddApiRoutes(router, plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}});
+  AddApiRoutes(router, plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}}, sessions);
 
   // Sends one request as `caller` ("" for no token); the answer's status.
   const auto send = [&](const ApiRoute& route, const std::string& caller) {
@@ -111,7 +113,7 @@ TEST(ApiRoutesTest, EveryRouteRefusesWhatItsAccessExcludes) {
       {auth::Access::kJoin, {"admin", "user", "viewer", "node"}},
   };
   int covered = 0;
-  const std::vector<ApiRoute> routes = ApiRoutes(plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}});
+  const std::vector<ApiRoute> routes = ApiRoutes(plane, {.leader = [] { return net::HttpResponse{}; }, .connections = {}}, sessions);
   for (const ApiRoute& route : routes) {
     const std::string name = std::string(route.method) + " " + route.pattern;
     const int anonymous = send(route, "");

@@ -61,7 +61,7 @@ std::vector<ApiRoute> QueueRoutes(ControlPlane& plane) {
       {"DELETE", "/v1/queues/{path*}", auth::Access::kWrite,
        [p](const ExchangePtr& ex, C caller) {
          p->DeleteQueue(caller, ex->request().params.at("path"), [ex](const Status& status) {
-           ex->Reply(status.ok() ? net::HttpResponse{204, "application/json", "", {}} : StatusResponse(status));
+           ex->Reply(status.ok() ? net::HttpResponse{204, "application/json", "", {}, {}} : StatusResponse(status));
          });
        }},
   };

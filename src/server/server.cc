@@ -88,8 +88,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   server->plane_ = std::make_unique<ControlPlane>(options.plane, *server->store_, std::move(*scheduler));
   if (etcd == nullptr) TESSERA_RETURN_IF_ERROR(server->plane_->Recover());
   Server* self = server.get();
+  server->sessions_ = std::make_unique<SessionBroker>();
   AddApiRoutes(server->router_, *server->plane_,
-               {.leader = [self] { return self->LeaderInfo(); }, .connections = [self] { return self->http_->Stats(); }});
+               {.leader = [self] { return self->LeaderInfo(); }, .connections = [self] { return self->http_->Stats(); }}, *server->sessions_);
   dashboard::AddDashboardRoutes(server->router_);
   server->router_.SetGate([self](net::HttpRequest& request) { return self->Gate(request); });
   server->address_ = options.address;

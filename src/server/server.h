@@ -23,6 +23,7 @@
 #include "controlplane/control_plane.h"
 #include "ha/leader_election.h"
 #include "net/http_server.h"
+#include "server/session_broker.h"
 #include "store/state_store.h"
 
 namespace tessera::server {
@@ -95,6 +96,9 @@ class Server {
   // After http_: destroyed first, with the long polls it still holds, whose
   // connections must close while the HTTP server's I/O context exists.
   std::unique_ptr<ControlPlane> plane_;
+  // Holds the users' session requests until their agents come; after http_
+  // for the same reason as plane_.
+  std::unique_ptr<SessionBroker> sessions_;
   std::string store_description_;
   std::string advertise_;
   std::string address_;

@@ -19,6 +19,8 @@ namespace {
 constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
 constexpr std::int64_t kMinInt32 = std::numeric_limits<std::int32_t>::min();
 constexpr std::size_t kQueuesListed = 20;
+// An interactive session nobody uses ends after this long, unless its spec says otherwise.
+constexpr std::int64_t kDefaultSessionIdleTimeout = 30 * 60;
 
 std::string KnownQueues(const model::QueueTree& queues) {
   std::string names;
@@ -112,7 +114,7 @@ class JobParser {
   Status ParseSpec(const YamlValue& value, model::Job& job) {
     Result<YamlMap> spec = YamlMap::Read(value,
                                          {"priority", "preemptible", "walltime", "tasks", "topology", "checkpoint",
-                                          "restart", "dependsOn", "hangDetection", "singleton", "array", "sweep"},
+                                          "restart", "dependsOn", "hangDetection", "singleton", "array", "sweep", "interactive"},
                                          {"tasks"});
     if (!spec.ok()) return spec.status();
     TESSERA_RETURN_IF_ERROR(spec->ReadInt("priority", &job.priority, kMinInt32, kMaxInt32));
@@ -148,6 +150,12 @@ class JobParser {
         if (*name != "report" && *name != "restart") return action->Error("'" + *name + "' is not one of: report, restart");
         job.restart_when_hung = *name == "restart";
       }
+    }
+    if (const std::optional<YamlValue> interactive = spec->Find("interactive")) {
+      Result<YamlMap> map = YamlMap::Read(*interactive, {"idleTimeout"});
+      if (!map.ok()) return map.status();
+      job.interactive_idle_timeout = kDefaultSessionIdleTimeout;
+      TESSERA_RETURN_IF_ERROR(ReadPositiveDuration(*map, "idleTimeout", &job.interactive_idle_timeout));
     }
     const YamlValue tasks_value = *spec->Get("tasks");
     Result<std::vector<YamlValue>> tasks = tasks_value.Items();

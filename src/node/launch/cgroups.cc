@@ -257,6 +257,12 @@ std::string Cgroups::Describe() const {
   return line;
 }
 
+std::vector<std::string> Cgroups::ProcsFiles(const std::string& name) const {
+  std::vector<std::string> procs;
+  for (const std::string& leaf : LeafDirs(name)) procs.push_back(leaf + "/cgroup.procs");
+  return procs;
+}
+
 std::vector<std::string> Cgroups::LeafDirs(const std::string& name) const {
   std::vector<std::string> dirs;
   if (support_.cpu) dirs.push_back(support_.cpu_dir + "/" + name);

@@ -85,6 +85,10 @@ class Cgroups {
   Result<std::vector<std::string>> Prepare(const std::string& name, std::int64_t cpu_milli,
                                            std::int64_t memory_bytes);
 
+  // The cgroup.procs files of the existing group `name`, for a process that
+  // joins a running task's group (`tessera exec`): it shares the task's limits.
+  std::vector<std::string> ProcsFiles(const std::string& name) const;
+
   // Removes the leaf group once its task has exited. Processes that escaped the
   // task's process group (setsid) but not its cgroup are killed first. Best
   // effort: a group that stays busy (a process in uninterruptible sleep) is left.

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <filesystem>
 #include <optional>
@@ -31,11 +34,18 @@ class Fd {
     if (fd != fd_ && fd >= 0) close(fd);
   }
   Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&&) = delete;
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      Close();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
   ~Fd() { Close(); }
 
   int get() const { return fd_; }
   bool ok() const { return fd_ >= 0; }
+  int Release() { return std::exchange(fd_, -1); }
   void Close() {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
@@ -45,7 +55,8 @@ class Fd {
   int fd_ = -1;
 };
 
-// A close-on-exec pipe: the child's failure report travels on it.
+// A close-on-exec pipe: the child's failure report travels on it, and the
+// task's stdio with Stdio::kPipes.
 struct Pipe {
   Fd read, write;
 };
@@ -68,6 +79,62 @@ Result<Fd> OpenLog(const std::string& path, const std::string& stream) {
     return FailedPrecondition("cannot open the " + stream + " log " + path + ": " + why);
   }
   return fd;
+}
+
+// The child's ends of its stdio, and the agent's (LaunchSpec::Stdio).
+struct StdioEnds {
+  Fd in, out, err;                        // the child's; out and err unset with a terminal
+  Fd terminal, agent_in, agent_out, agent_err;  // the agent's
+  std::string terminal_path;              // the terminal's device, for the child to open
+};
+
+// Out of line, as is ReleaseEnds: moving descriptors about inside Launch,
+// which vforks, would leave the compiler fearing they are clobbered.
+[[gnu::noinline]] Result<StdioEnds> OpenStdio(const LaunchSpec& spec) {
+  StdioEnds ends;
+  switch (spec.stdio) {
+    case LaunchSpec::Stdio::kLogs: {
+      ends.in = Fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+      Result<Fd> out = OpenLog(spec.stdout_path, "stdout");
+      if (!out.ok()) return out.status();
+      Result<Fd> err = OpenLog(spec.stderr_path, "stderr");
+      if (!err.ok()) return err.status();
+      ends.out = std::move(*out);
+      ends.err = std::move(*err);
+      break;
+    }
+    case LaunchSpec::Stdio::kTerminal: {
+      ends.terminal = Fd(posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+      char name[128] = {};
+      if (!ends.terminal.ok() || grantpt(ends.terminal.get()) != 0 || unlockpt(ends.terminal.get()) != 0 ||
+          ptsname_r(ends.terminal.get(), name, sizeof name) != 0) {
+        return Internal("cannot create a terminal: " + ErrnoText(errno));
+      }
+      ends.terminal_path = name;
+      const winsize size{spec.rows, spec.cols, 0, 0};
+      ioctl(ends.terminal.get(), TIOCSWINSZ, &size);
+      // The plan's descriptors are unused with a terminal, but must be valid numbers.
+      ends.in = Fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+      break;
+    }
+    case LaunchSpec::Stdio::kPipes: {
+      std::optional<Pipe> in = MakePipe(), out = MakePipe(), err = MakePipe();
+      if (!in || !out || !err) return Internal("cannot create pipes: " + ErrnoText(errno));
+      ends.in = std::move(in->read);
+      ends.agent_in = std::move(in->write);
+      ends.out = std::move(out->write);
+      ends.agent_out = std::move(out->read);
+      ends.err = std::move(err->write);
+      ends.agent_err = std::move(err->read);
+      break;
+    }
+  }
+  return ends;
+}
+
+// The agent's ends: terminal, input, output, error.
+[[gnu::noinline]] std::array<int, 4> ReleaseEnds(StdioEnds& ends) {
+  return {ends.terminal.Release(), ends.agent_in.Release(), ends.agent_out.Release(), ends.agent_err.Release()};
 }
 
 // execvp's search, done ahead: the paths to try, in order.
@@ -102,6 +169,7 @@ struct ChildReport {
 // Everything the child needs, prepared before vfork so that it need not allocate.
 struct ChildPlan {
   int report_fd, stdin_fd, stdout_fd, stderr_fd;
+  const char* terminal;     // a terminal's device to open as stdio instead; nullptr: none
   const char* working_dir;  // nullptr: stay in the agent's
   std::vector<char*> join;  // cgroup.procs files to write "0" to, then nullptr
   std::vector<char*> candidates, argv, envp;
@@ -135,7 +203,16 @@ struct ChildPlan {
     if (fd < 0 || write(fd, "0", 1) != 1) Fail(plan, Step::kCgroup, errno, i);
     close(fd);
   }
-  if (dup2(plan.stdin_fd, 0) < 0 || dup2(plan.stdout_fd, 1) < 0 || dup2(plan.stderr_fd, 2) < 0) {
+  int in = plan.stdin_fd, out = plan.stdout_fd, error_out = plan.stderr_fd;
+  if (plan.terminal != nullptr) {
+    // Opened by the leader of a new session, the terminal becomes its
+    // controlling terminal (TIOCSCTTY says so explicitly): ^C and a hang-up
+    // reach the task's foreground processes.
+    const int tty = open(plan.terminal, O_RDWR);
+    if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) != 0) Fail(plan, Step::kStdio, errno);
+    in = out = error_out = tty;
+  }
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(error_out, 2) < 0) {
     Fail(plan, Step::kStdio, errno);
   }
   if (plan.working_dir != nullptr && chdir(plan.working_dir) != 0) {
@@ -210,12 +287,8 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
                                 ": " + ec.message());
     }
   }
-  Fd stdin_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
-  Result<Fd> stdout_fd = OpenLog(spec.stdout_path, "stdout");
-  if (!stdout_fd.ok()) return WithContext(context, stdout_fd.status());
-  Result<Fd> stderr_fd = OpenLog(spec.stderr_path, "stderr");
-  if (!stderr_fd.ok()) return WithContext(context, stderr_fd.status());
-
+  Result<StdioEnds> stdio = OpenStdio(spec);
+  if (!stdio.ok()) return WithContext(context, stdio.status());
   std::map<std::string, std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
@@ -234,11 +307,11 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   // The cgroup is made and limited here, where allocating and reporting the
   // whole story are allowed; the child only joins it.
   std::string cgroup;
-  std::vector<std::string> join;
+  std::vector<std::string> join = spec.join_cgroup;
   const auto forget_cgroup = [&] {
     if (!cgroup.empty()) cgroups->Remove(cgroup);
   };
-  if (cgroups != nullptr && cgroups->support().version != CgroupSupport::Version::kNone &&
+  if (join.empty() && cgroups != nullptr && cgroups->support().version != CgroupSupport::Version::kNone &&
       !spec.cgroup_name.empty()) {
     cgroup = spec.cgroup_name;
     Result<std::vector<std::string>> prepared = cgroups->Prepare(cgroup, spec.cpu_milli, spec.memory_bytes);
@@ -250,14 +323,15 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   }
 
   std::optional<Pipe> report = MakePipe();
-  if (!stdin_fd.ok() || !report) {
+  if (!stdio->in.ok() || !report) {
     forget_cgroup();
     return Internal(context + "cannot create descriptors: " + ErrnoText(errno));
   }
   const ChildPlan plan{report->write.get(),
-                       stdin_fd.get(),
-                       stdout_fd->get(),
-                       stderr_fd->get(),
+                       stdio->in.get(),
+                       stdio->out.ok() ? stdio->out.get() : stdio->in.get(),
+                       stdio->err.ok() ? stdio->err.get() : stdio->in.get(),
+                       stdio->terminal_path.empty() ? nullptr : stdio->terminal_path.c_str(),
                        spec.working_dir.empty() ? nullptr : spec.working_dir.c_str(),
                        NullTerminated(join),
                        NullTerminated(candidates),
@@ -286,7 +360,15 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   ssize_t got;
   while ((got = read(report->read.get(), &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
-  if (got == 0) return std::unique_ptr<TaskProcess>(new TaskProcess(pid, cgroup));
+  if (got == 0) {
+    std::unique_ptr<TaskProcess> process(new TaskProcess(pid, cgroup));
+    const std::array<int, 4> ends = ReleaseEnds(*stdio);
+    process->terminal_ = ends[0];
+    process->input_ = ends[1];
+    process->output_ = ends[2];
+    process->error_ = ends[3];
+    return process;
+  }
   if (got != sizeof failure) {
     kill(pid, SIGKILL);
     Reap(pid, nullptr);
@@ -299,9 +381,17 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
 }
 
 TaskProcess::~TaskProcess() {
+  for (const int fd : {terminal_, input_, output_, error_}) {
+    if (fd >= 0) close(fd);
+  }
   if (exit_status_) return;
   kill(-pid_, SIGKILL);
   Reap(pid_, nullptr);
+}
+
+void TaskProcess::CloseInput() {
+  if (input_ >= 0) close(input_);
+  input_ = -1;
 }
 
 std::optional<int> TaskProcess::Poll() {

@@ -52,15 +52,25 @@ struct LaunchSpec {
   std::map<std::string, std::string> env;  // added to (and overriding) the agent's environment;
                                            // its PATH, if any, is the one searched
   std::string working_dir;                 // created if missing; "" keeps the agent's
-  // Files the task's stdout and stderr are appended to (created 0644, parent
-  // directories too; relative paths are relative to the agent's directory);
-  // "" discards the stream. stdin is /dev/null.
+  // How the task's stdin, stdout and stderr are connected:
+  //   kLogs: stdin is /dev/null; stdout and stderr are appended to the files
+  //     below (created 0644, parent directories too; relative paths are
+  //     relative to the agent's directory; "" discards the stream);
+  //   kTerminal: all three are a new pseudo-terminal, the task's controlling
+  //     terminal, of `rows` x `cols`; the agent holds its other end (terminal());
+  //   kPipes: three pipes, whose other ends the agent holds (input(), output(), error()).
+  enum class Stdio { kLogs, kTerminal, kPipes };
+  Stdio stdio = Stdio::kLogs;
   std::string stdout_path, stderr_path;
+  std::uint16_t rows = 24, cols = 80;
   std::int64_t cpu_milli = 0;     // 0: no CPU limit
   std::int64_t memory_bytes = 0;  // 0: no memory limit
   // Leaf name for the task's cgroup, e.g. "job-12-task-3-a0"; "" runs the task
   // in the agent's cgroup, without limits.
   std::string cgroup_name;
+  // Instead: the cgroup.procs files of a running task's group to join
+  // (Cgroups::ProcsFiles), for a process started beside it (`tessera exec`).
+  std::vector<std::string> join_cgroup;
 };
 
 class TaskProcess {
@@ -101,9 +111,20 @@ class TaskProcess {
   // Sends `sig` to the whole group (checkpoint signals); nothing once reaped.
   void Signal(int sig);
 
+  // The agent's ends of the task's stdio, -1 where the spec asked for none:
+  // the terminal's master side (Stdio::kTerminal), or the pipes (Stdio::kPipes).
+  // They stay open until the TaskProcess is destroyed, except the input,
+  // which CloseInput closes (end of input for the task).
+  int terminal() const { return terminal_; }
+  int input() const { return input_; }
+  int output() const { return output_; }
+  int error() const { return error_; }
+  void CloseInput();
+
  private:
   TaskProcess(pid_t pid, std::string cgroup) : pid_(pid), cgroup_(std::move(cgroup)) {}
 
+  int terminal_ = -1, input_ = -1, output_ = -1, error_ = -1;
   pid_t pid_;
   std::string cgroup_;
   std::optional<int> exit_status_;  // set when reaped

@@ -229,6 +229,60 @@ TEST(TaskProcessTest, DestroyingARunningTaskKillsAndReapsIt) {
 // A cgroup the child cannot join (here a stand-in tree without the kernel's
 // cgroup.procs): the launch fails naming the file, and leaves no process and
 // no group behind.
+// Reads what the agent's end of a pipe or terminal gets until `want` shows up or 10 s pass.
+std::string ReadUntil(int fd, const std::string& want) {
+  std::string got;
+  char buffer[4096];
+  for (const auto deadline = Clock::now() + 10s; Clock::now() < deadline && got.find(want) == std::string::npos;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    got.append(buffer, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
+TEST(TaskProcessTest, OnATerminalTheTaskHasAControllingTerminalOfTheAskedSize) {
+  LaunchSpec spec = Shell("test -t 0 && test -t 1 && test -t 2 && echo all-terminal; stty size; read line; echo got:$line");
+  spec.stdio = LaunchSpec::Stdio::kTerminal;
+  spec.rows = 33;
+  spec.cols = 101;
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  ASSERT_GE(task->terminal(), 0);
+  EXPECT_EQ(task->input(), -1);
+  const std::string first = ReadUntil(task->terminal(), "33 101");
+  EXPECT_NE(first.find("all-terminal"), std::string::npos) << first;
+  EXPECT_NE(first.find("33 101"), std::string::npos) << first;
+  ASSERT_EQ(write(task->terminal(), "hello\n", 6), 6);
+  EXPECT_NE(ReadUntil(task->terminal(), "got:hello").find("got:hello"), std::string::npos);
+  EXPECT_EQ(WaitForExit(*task), 0);
+}
+
+TEST(TaskProcessTest, OnATerminalCtrlCInterruptsTheForegroundCommand) {
+  LaunchSpec spec = Shell("trap 'echo interrupted; exit 5' INT; echo ready; sleep 30 & wait");
+  spec.stdio = LaunchSpec::Stdio::kTerminal;
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  ASSERT_NE(ReadUntil(task->terminal(), "ready").find("ready"), std::string::npos);
+  ASSERT_EQ(write(task->terminal(), "\x03", 1), 1);  // ^C, as a user types it
+  EXPECT_NE(ReadUntil(task->terminal(), "interrupted").find("interrupted"), std::string::npos);
+  EXPECT_EQ(WaitForExit(*task), 5);
+}
+
+TEST(TaskProcessTest, OnPipesStdoutAndStderrStayApartAndClosingInputIsEndOfFile) {
+  LaunchSpec spec = Shell("echo to-stderr >&2; wc -l");
+  spec.stdio = LaunchSpec::Stdio::kPipes;
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  ASSERT_EQ(task->terminal(), -1);
+  EXPECT_EQ(ReadUntil(task->error(), "\n"), "to-stderr\n");
+  ASSERT_EQ(write(task->input(), "a\nb\nc\n", 6), 6);
+  task->CloseInput();
+  EXPECT_EQ(task->input(), -1);
+  EXPECT_EQ(ReadUntil(task->output(), "\n"), "3\n");
+  EXPECT_EQ(WaitForExit(*task), 0);
+}
+
 TEST(TaskProcessCgroupTest, ACgroupTheChildCannotJoinFailsTheLaunchAndIsRemoved) {
   TestTempDir fs;
   fs.Write("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
