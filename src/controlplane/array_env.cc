@@ -11,6 +11,7 @@ std::map<std::string, std::string> ArrayEnvironment(const model::Job& job) {
   env["TESSERA_ARRAY_COUNT"] = std::to_string(array.size());
   env["TESSERA_ARRAY_MIN"] = std::to_string(array.indices.front());
   env["TESSERA_ARRAY_MAX"] = std::to_string(array.indices.back());
+  env["TESSERA_ARRAY_STEP"] = std::to_string(array.Step());
   for (const auto& [name, value] : array.SweepValues(job.array_index)) env[model::SweepVariable(name)] = value;
   return env;
 }

@@ -5,6 +5,7 @@
 //   TESSERA_ARRAY_INDEX        this element's index
 //   TESSERA_ARRAY_COUNT        how many elements the array has
 //   TESSERA_ARRAY_MIN, TESSERA_ARRAY_MAX   its lowest and highest index
+//   TESSERA_ARRAY_STEP                     the distance between indices, when even (else 1)
 //   TESSERA_SWEEP_<NAME>       a sweep's value of each parameter for this element
 //
 // The Slurm batch step turns the first five into SLURM_ARRAY_JOB_ID,

@@ -26,6 +26,7 @@ TEST(ArrayEnvTest, AnElementLearnsItsIndexItsArrayAndItsSweepValues) {
   EXPECT_EQ(env.at("TESSERA_ARRAY_COUNT"), "6");
   EXPECT_EQ(env.at("TESSERA_ARRAY_MIN"), "0");
   EXPECT_EQ(env.at("TESSERA_ARRAY_MAX"), "5");
+  EXPECT_EQ(env.at("TESSERA_ARRAY_STEP"), "1");
   EXPECT_EQ(env.at("TESSERA_SWEEP_LR"), "0.01");
   EXPECT_EQ(env.at("TESSERA_SWEEP_BATCH"), "64");
 }
@@ -39,7 +40,11 @@ TEST(ArrayEnvTest, AnArrayWithoutSweepHasNoSweepVariables) {
   EXPECT_EQ(env.at("TESSERA_ARRAY_INDEX"), "20");
   EXPECT_EQ(env.at("TESSERA_ARRAY_MIN"), "10");
   EXPECT_EQ(env.at("TESSERA_ARRAY_MAX"), "20");
-  EXPECT_EQ(env.size(), 5u);
+  EXPECT_EQ(env.at("TESSERA_ARRAY_STEP"), "10");
+  EXPECT_EQ(env.size(), 6u);
+  EXPECT_EQ(model::ParseArrayRange("0-15:4")->Step(), 4);
+  EXPECT_EQ(model::ParseArrayRange("1,3,5-9")->Step(), 1);
+  EXPECT_EQ(model::ParseArrayRange("7")->Step(), 1);
 }
 
 }  // namespace

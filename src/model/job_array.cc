@@ -88,6 +88,15 @@ std::vector<std::pair<std::string, std::string>> JobArray::SweepValues(std::int3
   return values;
 }
 
+std::int32_t JobArray::Step() const {
+  if (indices.size() < 2) return 1;
+  const std::int32_t step = indices[1] - indices[0];
+  for (std::size_t i = 2; i < indices.size(); ++i) {
+    if (indices[i] - indices[i - 1] != step) return 1;
+  }
+  return step;
+}
+
 std::string JobArray::Describe() const {
   std::string text;
   for (std::size_t i = 0; i < indices.size();) {

@@ -49,6 +49,9 @@ struct JobArray {
   std::optional<std::int32_t> PositionOf(std::int32_t index) const;
   // The sweep's value of each parameter for the combination `index`.
   std::vector<std::pair<std::string, std::string>> SweepValues(std::int32_t index) const;
+  // The distance between consecutive indices when it is the same throughout
+  // ("0-15:4": 4), else 1, as Slurm's SLURM_ARRAY_TASK_STEP.
+  std::int32_t Step() const;
   // The indices as Slurm writes them: "0-99", "1,3,5-9" (the limit apart).
   std::string Describe() const;
 };

@@ -103,6 +103,7 @@ Environment BatchEnvironment(const Environment& env, const AllocationView& a) {
     out["SLURM_ARRAY_TASK_COUNT"] = Get(env, "TESSERA_ARRAY_COUNT");
     out["SLURM_ARRAY_TASK_MIN"] = Get(env, "TESSERA_ARRAY_MIN");
     out["SLURM_ARRAY_TASK_MAX"] = Get(env, "TESSERA_ARRAY_MAX");
+    out["SLURM_ARRAY_TASK_STEP"] = Get(env, "TESSERA_ARRAY_STEP");
   }
   return out;
 }

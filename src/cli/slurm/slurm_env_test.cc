@@ -57,6 +57,7 @@ TEST(SlurmEnvTest, AnArrayElementGetsSlurmsArrayVariablesAndPatterns) {
   env["TESSERA_ARRAY_COUNT"] = "10";
   env["TESSERA_ARRAY_MIN"] = "0";
   env["TESSERA_ARRAY_MAX"] = "9";
+  env["TESSERA_ARRAY_STEP"] = "1";
   for (auto& [k, v] : BatchEnvironment(env, *ReadAllocation(env))) env[k] = v;
   EXPECT_EQ(env.at("SLURM_JOB_ID"), "42");  // the element's own id, as Slurm gives each array task
   EXPECT_EQ(env.at("SLURM_ARRAY_JOB_ID"), "40");
@@ -64,6 +65,7 @@ TEST(SlurmEnvTest, AnArrayElementGetsSlurmsArrayVariablesAndPatterns) {
   EXPECT_EQ(env.at("SLURM_ARRAY_TASK_COUNT"), "10");
   EXPECT_EQ(env.at("SLURM_ARRAY_TASK_MIN"), "0");
   EXPECT_EQ(env.at("SLURM_ARRAY_TASK_MAX"), "9");
+  EXPECT_EQ(env.at("SLURM_ARRAY_TASK_STEP"), "1");
   EXPECT_EQ(ExpandOutputPattern("out-%A_%a.txt", env), "out-40_3.txt");
   EXPECT_EQ(ExpandOutputPattern("%j-%3a", env), "42-003");
 }
