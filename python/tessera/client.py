@@ -179,6 +179,13 @@ class Client:
         finished; ``"12[3]"`` (`element`) cancels one element, started or not."""
         return self.request("DELETE", _job_path(job_id))
 
+    def report_checkpoint(self, job_id: JobRef) -> Dict[str, Any]:
+        """Says the job's current run wrote a checkpoint now, as touching
+        ``TESSERA_CHECKPOINT_FILE`` does from inside it: preemption and
+        drains then count only the work since. Returns ``{"id": ...,
+        "lastCheckpointTime": ms}``; `Conflict` (409) unless the job runs."""
+        return self.request("POST", _job_path(job_id) + "/checkpoint")
+
     def logs(self, job_id: JobRef, *, task: Optional[str] = None, stream: str = "stdout", attempt: Optional[int] = None,
              offset: int = 0, follow: bool = False, poll: float = 0.5,
              timeout: Optional[float] = None) -> Union[str, Iterator[str]]:

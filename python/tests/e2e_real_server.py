@@ -150,8 +150,12 @@ def plain():
     # Cancel a running job; a second cancel is a conflict; wait returns the cancelled job.
     [doomed] = client.submit(job("py-cancel", sleeper(300)))
     wait_for_event(client, doomed["id"], "JobRunning", 30)
+    reported = client.report_checkpoint(doomed["id"])
+    check(abs(reported["lastCheckpointTime"] - time.time() * 1000) < 60_000, f"a checkpoint reported now: {reported}")
+    check(client.get(doomed["id"])["lastCheckpointTime"] == reported["lastCheckpointTime"], "the job shows the reported checkpoint")
     cancelled = client.cancel(doomed["id"])
     check(cancelled["state"] == "cancelled", f"cancel answers the cancelled job: {cancelled['state']}")
+    expect_error(tessera.Conflict, 409, "has no running run", client.report_checkpoint, doomed["id"])
     check(client.wait(doomed["id"], timeout=10)["state"] == "cancelled", "wait returns a cancelled job")
     expect_error(tessera.Conflict, 409, f"job {doomed['id']} already ended", client.cancel, doomed["id"])
 

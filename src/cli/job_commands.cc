@@ -214,6 +214,19 @@ void Describe(const JobArgs& a) {
   }
 }
 
+// A checkpoint written now by each job's current run (docs/fault-tolerance.md).
+void ReportCheckpoint(const JobArgs& a) {
+  ApiClient api(a.client);
+  for (const std::string& id : a.ids) {
+    const json j = api.Call("POST", "/v1/jobs/" + net::PercentEncode(id) + "/checkpoint");
+    if (a.client.output == "json") {
+      PrintJson(j);
+    } else {
+      std::cout << "job " << id << ": checkpoint recorded; preemption and drains count its work as safe up to now\n";
+    }
+  }
+}
+
 void Cancel(const JobArgs& a) {
   ApiClient api(a.client);
   for (const std::string& id : a.ids) {
@@ -315,6 +328,13 @@ void AddJobCommands(CLI::App& app) {
     AddClientFlags(cmd, &args->client);
     cmd->add_option("jobs", args->ids, "Job ids; an array cancels with its elements, ID[INDEX] one element")->required();
     cmd->callback([args] { Cancel(*args); });
+  }
+  {
+    auto args = std::make_shared<JobArgs>();
+    CLI::App* cmd = app.add_subcommand("checkpoint", "Report that running jobs just wrote a checkpoint (as touching TESSERA_CHECKPOINT_FILE does)");
+    AddClientFlags(cmd, &args->client);
+    cmd->add_option("jobs", args->ids, "Job ids; an array element as ID[INDEX]")->required();
+    cmd->callback([args] { ReportCheckpoint(*args); });
   }
   {
     auto args = std::make_shared<LogArgs>();

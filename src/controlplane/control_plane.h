@@ -142,6 +142,11 @@ class ControlPlane {
   // element of an array alone, started or not.
   void CancelJob(const auth::Caller& caller, const JobRef& ref, Done<nlohmann::json> done);
   Result<LogChunk> ReadLogs(const auth::Caller& caller, const LogQuery& query);
+  // The job's current run wrote a checkpoint now: what the run's tasks say by
+  // touching TESSERA_CHECKPOINT_FILE, said through the API by whoever may
+  // cancel the job (a training framework's callback, an operator's script).
+  // Preemption, drains and failures then count the work lost from here.
+  void ReportCheckpoint(const auth::Caller& caller, const JobRef& ref, Done<nlohmann::json> done);
   // The running task a session may reach, for a caller allowed to read the
   // job's logs; `task` empty: the first. Refused while the task is not running.
   Result<TaskLocation> LocateTask(const auth::Caller& caller, const JobRef& ref, const std::string& task);

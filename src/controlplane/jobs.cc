@@ -267,6 +267,25 @@ void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::strin
   RequestCycle();  // its resources are free for others
 }
 
+void ControlPlane::ReportCheckpoint(const auth::Caller& caller, const JobRef& ref, Done<json> done) {
+  std::lock_guard lock(mu_);
+  EnsureState();
+  const Result<NamedJob> named = Resolve(ref);
+  if (!named.ok()) return done(named.status());
+  const model::JobId owner = named->exists ? named->id : named->parent;
+  if (!ManagesJob(caller, owner)) {
+    return done(PermissionDenied(caller.user + " may not report a checkpoint of job " + ref.Text() + ", in queue " + records_.at(owner).queue));
+  }
+  if (!named->exists || state_->job(named->id).is_array_parent || state_->job(named->id).state != model::JobState::kRunning ||
+      records_.at(named->id).running_ms == 0) {
+    return done(FailedPrecondition("job " + ref.Text() + " has no running run to have checkpointed"));
+  }
+  const model::JobId id = named->id;
+  RecordCheckpoint(id, NowMs());
+  Emit("CheckpointReported", id.value(), "", "reported by " + caller.user);
+  Commit([answer = json{{"id", id.value()}, {"lastCheckpointTime", records_.at(id).checkpoint_ms}}, done = std::move(done)]() { done(answer); });
+}
+
 void ControlPlane::RecordCheckpoint(model::JobId id, std::int64_t at_ms) {
   JobRecord& record = records_.at(id);
   // The core counts seconds; a checkpoint seen again a heartbeat later (its

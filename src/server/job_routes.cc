@@ -174,6 +174,12 @@ std::vector<ApiRoute> JobRoutes(ControlPlane& plane) {
          const Result<controlplane::JobRef> ref = JobRefOf(ex->request());
          ex->Reply(ref.ok() ? JsonAnswer(p->GetJob(caller, *ref)) : StatusResponse(ref.status()));
        }},
+      {"POST", "/v1/jobs/{id}/checkpoint", auth::Access::kWrite,
+       [p](const ExchangePtr& ex, C caller) {
+         const Result<controlplane::JobRef> ref = JobRefOf(ex->request());
+         if (!ref.ok()) return ex->Reply(StatusResponse(ref.status()));
+         p->ReportCheckpoint(caller, *ref, ReplyJson(ex));
+       }},
       {"DELETE", "/v1/jobs/{id}", auth::Access::kWrite, cancel},
       {"POST", "/v1/jobs/{id}/cancel", auth::Access::kWrite, cancel},
       {"GET", "/v1/jobs/{id}/logs", auth::Access::kRead,

@@ -577,6 +577,33 @@ TEST_F(ServerTest, RunsSharingTheirFirstNodeGetTheirOwnMasterPort) {
   EXPECT_EQ(held[b], "29501");
 }
 
+// A checkpoint reported through the API (POST /v1/jobs/{id}/checkpoint, by
+// whoever may cancel the job) counts as one the task reported: a drain then
+// loses only the work since. A job with no running run has none to report.
+TEST_F(ServerTest, ACheckpointReportedThroughTheApiBoundsWhatADrainLoses) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 2).dump());
+  const auto submit = [&](int gpus) -> int {
+    return Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: train}\nspec: {tasks: [{name: m, command: [sleep, '1000'], "
+                "resources: {gpus: " + std::to_string(gpus) + "}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  };
+  const int job = submit(1);
+  const int too_big = submit(2);  // waits: one of the two GPUs is taken
+  AwaitJob(job, "starting");
+  const json error = Call("POST", "/v1/jobs/" + std::to_string(job) + "/checkpoint", {}, 409);
+  EXPECT_THAT(error["error"].get<std::string>(), HasSubstr("has no running run"));
+  Call("POST", "/v1/jobs/" + std::to_string(too_big) + "/checkpoint", {}, 409);
+  Call("POST", "/v1/nodes/n1/status", json{{"tasks", {{{"job", job}, {"attempt", 1}, {"task", 0}, {"state", "running"}}}}}.dump());
+  AwaitJob(job, "running");
+  clock_->Advance(std::chrono::minutes(10));
+  const json reported = Call("POST", "/v1/jobs/" + std::to_string(job) + "/checkpoint");
+  EXPECT_EQ(reported["lastCheckpointTime"].get<std::int64_t>(), clock_->NowMs());
+  clock_->Advance(std::chrono::seconds(3));
+  Call("POST", "/v1/nodes/n1/drain");
+  const json drained = AwaitJob(job, "pending");
+  // Its one GPU for the 3 s since the checkpoint, not the 10 minutes it ran.
+  EXPECT_NEAR(drained["lostGpuSeconds"].get<double>(), 3.0, 1.0);
+}
+
 // A checkpoint a task reports (it touches TESSERA_CHECKPOINT_FILE; its agent
 // passes the age on) is what preemption weighs: of two low-priority jobs,
 // the one that checkpointed a moment ago goes, not the one that started

@@ -46,7 +46,10 @@ PIDS+=("$!")
 disown "$!"
 wait_until 20 grep -q Forwarding "$WORK/forward.log"
 fetch() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "$1"; }
-for _ in 1 2 3; do fetch "http://127.0.0.1:$local_port/" | grep -q 'Directory listing' || fail "port-forward reaches the job's server"; done
+for _ in 1 2 3; do
+  page=$(fetch "http://127.0.0.1:$local_port/") || fail "port-forward reaches the job's server"
+  [[ "$page" == *'Directory listing'* ]] || fail "port-forward brings the job's page: $page"
+done
 log "port-forward: three requests to the job's web server through the API's TLS connection"
 
 # Another user is refused every kind of session, with the API's words.
@@ -95,6 +98,7 @@ out=$("${PTY[@]}" 60 'expect:$ ' 'hangup' -- \
   env TESSERA_TOKEN="${TOKEN[alice]}" "$TESSERA" run -it --queue team-a --gpus 0.25 -e 'PS1=$ ' --idle-timeout 2s -- sh) || true
 session=$(as alice jobs -o json | jq -r '[.jobs[] | select(.name == "session")][0].id')
 wait_until 30 sh -c "'$TESSERA' describe -o json '$session' | jq -e '.state == \"failed\"' >/dev/null"
-job_json "$session" | grep -q 'idle timeout' || fail "the job says why it ended: $(job_json "$session")"
+ended=$(job_json "$session")
+[[ "$ended" == *'idle timeout'* ]] || fail "the job says why it ended: $ended"
 log "run -it: an unused session was hung up after its idle timeout"
 echo "PASS"

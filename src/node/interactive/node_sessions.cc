@@ -51,12 +51,18 @@ bool WriteAll(int fd, std::string_view bytes) {
   return true;
 }
 
-// "ROWSxCOLS" -> the terminal's new size.
-void Resize(int terminal, const std::string& payload) {
+// A resize frame's "ROWSxCOLS"; nothing for a malformed one.
+std::optional<std::pair<std::uint16_t, std::uint16_t>> TerminalSize(const std::string& payload) {
   unsigned rows = 0, cols = 0;
-  if (std::sscanf(payload.c_str(), "%ux%u", &rows, &cols) != 2 || rows == 0 || cols == 0 || rows > 10000 || cols > 10000) return;
-  const winsize size{static_cast<unsigned short>(rows), static_cast<unsigned short>(cols), 0, 0};
-  ioctl(terminal, TIOCSWINSZ, &size);
+  if (std::sscanf(payload.c_str(), "%ux%u", &rows, &cols) != 2 || rows == 0 || cols == 0 || rows > 10000 || cols > 10000) return std::nullopt;
+  return std::make_pair(static_cast<std::uint16_t>(rows), static_cast<std::uint16_t>(cols));
+}
+
+void Resize(int terminal, const std::string& payload) {
+  if (const auto size = TerminalSize(payload)) {
+    const winsize ws{size->first, size->second, 0, 0};
+    ioctl(terminal, TIOCSWINSZ, &ws);
+  }
 }
 
 // A pipe whose reader is gone raises SIGPIPE in the writer: this thread
@@ -199,12 +205,8 @@ void RunAttach(SessionStream& s, const SessionTarget& target, const std::functio
                                            });
   while (std::optional<api::Frame> frame = s.Receive()) {
     if (frame->type == FrameType::kInput) terminal.Write(frame->payload);
-    if (frame->type == FrameType::kResize) {
-      unsigned rows = 0, cols = 0;
-      if (std::sscanf(frame->payload.c_str(), "%ux%u", &rows, &cols) == 2 && rows > 0 && cols > 0 && rows <= 10000 && cols <= 10000) {
-        terminal.Resize(static_cast<std::uint16_t>(rows), static_cast<std::uint16_t>(cols));
-      }
-    }
+    if (frame->type != FrameType::kResize) continue;
+    if (const auto size = TerminalSize(frame->payload)) terminal.Resize(size->first, size->second);
   }
   terminal.Detach(id);
 }
