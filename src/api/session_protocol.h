@@ -49,6 +49,9 @@ enum class FrameType : char {
   kFailed = '!',  // the session could not start or broke: why; the last frame
 };
 inline constexpr std::size_t kMaxFramePayload = 1 << 20;
+// What each end reads at once, and so the usual frame: large enough that a
+// port-forward moves bulk data at a fraction of the CPU (frames cost a write each).
+inline constexpr std::size_t kSessionChunk = 64 << 10;
 
 struct Frame {
   FrameType type;

@@ -176,7 +176,7 @@ struct PortForwardArgs {
 // One local connection, through its own session, until either side ends it.
 void Forward(int connection, std::unique_ptr<node::SessionStream> session) {
   std::thread upstream([&] {
-    char buffer[16 << 10];
+    char buffer[api::kSessionChunk];
     for (;;) {
       const ssize_t n = recv(connection, buffer, sizeof buffer, 0);
       if (n < 0 && errno == EINTR) continue;

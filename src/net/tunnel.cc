@@ -30,7 +30,7 @@ class Pump : public std::enable_shared_from_this<Pump> {
   }
 
   std::shared_ptr<Tunnel> from_, to_;
-  std::array<char, 16 << 10> buffer_{};
+  std::array<char, 64 << 10> buffer_{};  // as api::kSessionChunk
 };
 
 }  // namespace

@@ -173,7 +173,7 @@ void FollowOutput(SessionStream& s, const SessionTarget& target, const std::func
       std::ifstream in(streams[i].first, std::ios::binary);
       if (!in) continue;
       in.seekg(static_cast<std::streamoff>(offsets[i]));
-      std::string chunk(64 << 10, '\0');
+      std::string chunk(api::kSessionChunk, '\0');
       while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
         const auto got = static_cast<std::size_t>(in.gcount());
         offsets[i] += got;
@@ -240,7 +240,7 @@ void RunPortForward(SessionStream& s, const api::SessionRequest& r, const std::s
     }
     shutdown(fd, SHUT_RDWR);  // the user left: the read below ends
   });
-  char buffer[16 << 10];
+  char buffer[api::kSessionChunk];
   for (;;) {
     const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
     if (n < 0 && errno == EINTR) continue;

@@ -11,7 +11,7 @@ bool SessionStream::Send(api::FrameType type, std::string_view payload) {
 }
 
 std::optional<api::Frame> SessionStream::Receive() {
-  std::array<char, 16 << 10> buffer;
+  std::array<char, api::kSessionChunk> buffer;
   for (;;) {
     Result<std::optional<api::Frame>> next = decoder_.Next();
     if (!next.ok()) {
