@@ -258,6 +258,9 @@ class ControlPlane {
     std::int32_t position = -1;
   };
   Result<NamedJob> Resolve(const JobRef& ref);
+  // Resolve, for a caller who must manage the job (an element: its array):
+  // "bob may not <action> job 12: it is alice's, in queue team-a" otherwise.
+  Result<NamedJob> ResolveManaged(const auth::Caller& caller, const JobRef& ref, std::string_view action);
   // An unstarted element as the API shows it.
   nlohmann::json UnstartedElementJson(const NamedJob& element) const;
   // Cancels an element that has not started: it comes into being cancelled.

@@ -220,14 +220,9 @@ Result<json> ControlPlane::GetJob(const auth::Caller& caller, const JobRef& ref)
 void ControlPlane::CancelJob(const auth::Caller& caller, const JobRef& ref, Done<json> done) {
   std::lock_guard lock(mu_);
   EnsureState();
-  const Result<NamedJob> named = Resolve(ref);
+  const Result<NamedJob> named = ResolveManaged(caller, ref, "cancel job");
   if (!named.ok()) return done(named.status());
   const model::JobId owner = named->exists ? named->id : named->parent;
-  if (!ManagesJob(caller, owner)) {
-    const JobRecord& record = records_.at(owner);
-    return done(PermissionDenied(caller.user + " may not cancel job " + ref.Text() + ": it is " + record.user + "'s, in queue " +
-                                 record.queue));
-  }
   const model::JobState state = state_->job(owner).state;
   if (state != model::JobState::kPending && state != model::JobState::kRunning) {
     return done(FailedPrecondition("job " + ref.Text() + " already ended (" + std::string(ApiState(state, false)) + ")"));
@@ -270,12 +265,8 @@ void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::strin
 void ControlPlane::ReportCheckpoint(const auth::Caller& caller, const JobRef& ref, Done<json> done) {
   std::lock_guard lock(mu_);
   EnsureState();
-  const Result<NamedJob> named = Resolve(ref);
+  const Result<NamedJob> named = ResolveManaged(caller, ref, "report a checkpoint of job");
   if (!named.ok()) return done(named.status());
-  const model::JobId owner = named->exists ? named->id : named->parent;
-  if (!ManagesJob(caller, owner)) {
-    return done(PermissionDenied(caller.user + " may not report a checkpoint of job " + ref.Text() + ", in queue " + records_.at(owner).queue));
-  }
   if (!named->exists || state_->job(named->id).is_array_parent || state_->job(named->id).state != model::JobState::kRunning ||
       records_.at(named->id).running_ms == 0) {
     return done(FailedPrecondition("job " + ref.Text() + " has no running run to have checkpointed"));
@@ -399,16 +390,22 @@ Result<LogChunk> ControlPlane::ReadLogs(const auth::Caller& caller, const LogQue
   return chunk;
 }
 
+Result<ControlPlane::NamedJob> ControlPlane::ResolveManaged(const auth::Caller& caller, const JobRef& ref, std::string_view action) {
+  Result<NamedJob> named = Resolve(ref);
+  if (!named.ok()) return named;
+  const model::JobId owner = named->exists ? named->id : named->parent;
+  if (ManagesJob(caller, owner)) return named;
+  const JobRecord& record = records_.at(owner);
+  return PermissionDenied(caller.user + " may not " + std::string(action) + " " + ref.Text() + ": it is " + record.user + "'s, in queue " +
+                          record.queue);
+}
+
 Result<TaskLocation> ControlPlane::LocateTask(const auth::Caller& caller, const JobRef& ref, const std::string& task) {
   const std::string name = ref.Text();
   std::lock_guard lock(mu_);
   EnsureState();
-  const Result<NamedJob> named = Resolve(ref);
+  const Result<NamedJob> named = ResolveManaged(caller, ref, "open a session in job");
   if (!named.ok()) return named.status();
-  const model::JobId owner = named->exists ? named->id : named->parent;
-  if (!ManagesJob(caller, owner)) {
-    return PermissionDenied(caller.user + " may not open a session in job " + name + ", in queue " + records_.at(owner).queue);
-  }
   if (!named->exists) return FailedPrecondition("job " + name + " has not started yet");
   const model::Job& job = state_->job(named->id);
   if (job.is_array_parent) return InvalidArgument("job " + name + " is an array: name one of its elements (" + name + "[INDEX])");
