@@ -311,7 +311,8 @@ void ControlPlane::FailRun(model::JobId id, const std::string& message) {
   state_.Requeue(id, (NowMs() + 999) / 1000);
   JobRecord& record = records_.at(id);
   RetireRun(record);
-  record.message = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
+  record.requeue_reason = message + "; restart " + std::to_string(job.restarts) + " of " + std::to_string(job.max_restarts);
+  record.message = record.requeue_reason;
   if (job.not_before > NowSeconds()) record.message += ", in " + std::to_string(job.not_before - NowSeconds()) + "s";
   Emit("JobRequeued", id.value(), "", record.message);
   PersistJob(id);
@@ -336,6 +337,7 @@ void ControlPlane::RequeueRun(model::JobId id, const std::string& message) {
   JobRecord& record = records_.at(id);
   RetireRun(record);
   record.message = message;
+  record.requeue_reason = message;
   Emit("JobRequeued", id.value(), "", message);
   PersistJob(id);
   RequestCycle();

@@ -237,6 +237,7 @@ json JobDocument(model::JobId id, const model::Job& job, const JobRecord& record
   if (record.master_port != 0) j["masterPort"] = record.master_port;
   if (record.checkpoint_ms != 0) j["lastCheckpointTime"] = record.checkpoint_ms;
   if (record.lost_gpu_seconds > 0) j["lostGpuSeconds"] = record.lost_gpu_seconds;
+  if (!record.requeue_reason.empty()) j["requeueReason"] = record.requeue_reason;
   if (job.not_before > 0) j["restartAfter"] = job.not_before * 1000;
   if (job.is_array_parent) j["array"] = ArrayDocument(job);
   if (job.is_array_element()) {
@@ -273,7 +274,7 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
       {"id", "name", "queue", "user", "submitDir", "state", "priority", "preemptible", "gpus", "taskCount", "submitTime",
        "scheduledTime", "runningTime", "endTime", "attempt", "restarts", "maxRestarts", "attainedGpuSeconds", "gpuSeconds",
        "idleGpuSeconds", "message", "hung", "tasks", "masterPort", "lastCheckpointTime", "lostGpuSeconds", "restartAfter", "proportionalGpuMemory", "array",
-       "arrayJobId", "arrayIndex", "parameters"},
+       "arrayJobId", "requeueReason", "arrayIndex", "parameters"},
       {"id", "state", "queue", "user", "submitTime", "attempt", "tasks"});
   if (!o.ok()) return o.status();
   StoredJob job;
@@ -316,6 +317,7 @@ Result<StoredJob> DecodeJob(std::string_view key, std::string_view value) {
   TESSERA_RETURN_IF_ERROR(o->ReadNumber("idleGpuSeconds", &r.idle_gpu_seconds));
   TESSERA_RETURN_IF_ERROR(o->ReadNumber("lostGpuSeconds", &r.lost_gpu_seconds));
   TESSERA_RETURN_IF_ERROR(o->ReadString("message", &r.message));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("requeueReason", &r.requeue_reason));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("restartAfter", &job.restart_after_ms, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt32("masterPort", &r.master_port, RendezvousPorts::kFirst,
                                        RendezvousPorts::kFirst + RendezvousPorts::kCount - 1));

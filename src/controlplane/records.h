@@ -74,6 +74,10 @@ struct JobRecord {
   std::uint64_t end_commit = 0;         // the commit that holds its end: forgotten only once it is durable
   std::string message;                  // why it waits, or how it ended
   std::string wait_reason;              // while pending: the last cycle's reason ("capacity", ...)
+  // Why its last run went back to the queue (preempted, failed and restarted,
+  // its node lost): it leads the wait messages until the job runs again, so
+  // that a requeued job still says what stopped it.
+  std::string requeue_reason;
   double gpu_seconds = 0;               // GPU time its runs held, fractions by their share
   double idle_gpu_seconds = 0;          // ...of which the GPUs sat idle (gpu_usage.h)
   bool idle_warned = false;             // the idle policy warned about the current streak

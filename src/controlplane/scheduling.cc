@@ -67,7 +67,7 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
   for (const WaitChange& w : waits) {
     JobRecord* record = FindRecord(w.job.value());
     if (record == nullptr || state_->job(w.job).state != model::JobState::kPending) continue;
-    record->message = w.message;
+    record->message = record->requeue_reason.empty() ? w.message : record->requeue_reason + "; " + w.message;
     record->wait_reason = w.reason;
   }
   // Evictions precede the binds that depend on them (binder.h).
@@ -80,6 +80,7 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
     Detach(e.victim);
     RetireRun(record);
     record.message = why;
+    record.requeue_reason = why;
     Emit("JobPreempted", e.victim.value(), "", why);
     PersistJob(e.victim);
   }
@@ -96,6 +97,7 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
     record.running_ms = 0;
     record.message.clear();
     record.wait_reason.clear();
+    record.requeue_reason.clear();
     record.tasks.clear();
     metrics_->placements.Increment();
     metrics_->queue_wait.Observe(static_cast<double>(now - record.submit_ms) / 1000.0);

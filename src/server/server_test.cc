@@ -639,7 +639,12 @@ TEST_F(ServerTest, PreemptionTakesTheJobWhoseLastCheckpointLosesLeast) {
   const int urgent = submit("urgent", 100);
   AwaitJob(urgent, "starting");
   const json preempted = AwaitJob(old, "pending");
-  EXPECT_THAT(preempted["message"].get<std::string>(), HasSubstr("preempted by job " + std::to_string(urgent)));
+  const std::string why = "preempted by job " + std::to_string(urgent);
+  EXPECT_THAT(preempted["message"].get<std::string>(), testing::StartsWith(why));
+  EXPECT_EQ(preempted["requeueReason"], why);
+  // Later cycles say why it waits after what stopped it, never instead of it.
+  AwaitCycles();
+  EXPECT_THAT(Call("GET", "/v1/jobs/" + std::to_string(old))["message"].get<std::string>(), testing::StartsWith(why + "; waiting: "));
   // What it lost: its one GPU for the 5 s since the checkpoint (and the
   // milliseconds the test took since), in the job and in the metrics.
   EXPECT_NEAR(preempted["lostGpuSeconds"].get<double>(), 5.0, 1.0);
