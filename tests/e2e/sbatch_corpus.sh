@@ -53,49 +53,46 @@ after_notok=$("$TESSERA" sbatch --parsable -J chain -d "afternotok:$bad" --wrap 
 never=$("$TESSERA" sbatch --parsable -J chain -d "afternotok:$ok" --wrap "echo never")
 log "submitted ${#ID[@]} corpus jobs and 7 more"
 
+# One listing per poll: under the sanitizers each CLI start takes 0.7 s.
 ended() {
-  local state
-  for id in "$@"; do
-    state=$(job_field "$id" .state)
-    case $state in succeeded | failed | cancelled) ;; *) return 1 ;; esac
-  done
+  "$TESSERA" jobs -o json --all | jq -e --argjson ids "$(printf '%s\n' "$@" | jq -s .)" \
+    '[.jobs[] | select(.id as $id | $ids | index($id)) | select(.state | IN("succeeded", "failed", "cancelled"))] | length == ($ids | length)' >/dev/null
 }
 wait_until 150 ended "${ID[@]}" "$second_singleton" "$wrap_id" "$ok" "$bad" "$after_ok" "$after_any" "$after_notok"
 
 # The batch step's output, once the last of it reached the server; an
 # array's is its elements', each its own job ID[INDEX].
-stdout_of() {
-  local indices
-  indices=$(job_json "$1" | jq -r 'if .array then "" else "-" end')
-  if [ "$indices" = - ]; then
+all_jobs=$("$TESSERA" jobs -o json --all --expand)
+stdout_of() {  # an array's elements' output in index order
+  local elements
+  elements=$(jq -r --argjson id "$1" '.jobs[] | select(.arrayJobId == $id) | .arrayIndex' <<<"$all_jobs")
+  if [ -z "$elements" ]; then
     "$TESSERA" logs "$1" --task node-0
   else
-    for i in $("$TESSERA" jobs -o json --all --expand | jq -r --arg id "$1" '.jobs[] | select((.arrayJobId | tostring) == $id) | .arrayIndex'); do
-      "$TESSERA" logs "$1[$i]" --task node-0
-    done
+    for i in $elements; do "$TESSERA" logs "$1[$i]" --task node-0; done
   fi
-}
-matches() {  # read whole first: grep -q stopping early would fail the pipe (pipefail)
-  local out
-  out=$(stdout_of "$1")
-  grep -Eq -- "$2" <<<"$out"
 }
 for f in "$CORPUS"/*.sh; do
   name=$(basename "$f")
   id=${ID[$name]}
   want_exit=$(sed -n 's/^# expect-exit: //p' "$f")
   want_exit=${want_exit:-0}
-  state=$(job_field "$id" .state)
+  state=$(jq -r --argjson id "$id" '.jobs[] | select(.id == $id) | .state' <<<"$all_jobs")
   if [ "$want_exit" = 0 ]; then
     [ "$state" = succeeded ] || fail "$name (job $id) should succeed, is $state: $(stdout_of "$id"; "$TESSERA" logs "$id" --task node-0 --stderr)"
   else
     [ "$state" = failed ] || fail "$name (job $id) should fail, is $state"
-    code=$(job_json "$id" | jq '.tasks[] | select(.name == "node-0") | .exitCode')
+    code=$(jq --argjson id "$id" '.jobs[] | select(.id == $id) | .tasks[] | select(.name == "node-0") | .exitCode' <<<"$all_jobs")
     [ "$code" = "$want_exit" ] || fail "$name (job $id) should exit $want_exit, exited $code"
   fi
+  out=$(stdout_of "$id")
   while IFS= read -r pattern; do
-    for _ in $(seq 50); do matches "$id" "$pattern" && break; sleep 0.2; done  # the last lines may trail the end by a heartbeat
-    matches "$id" "$pattern" || fail "$name (job $id): no line matches '$pattern' in: $(stdout_of "$id")"
+    for _ in $(seq 50); do  # the last lines may trail the end by a heartbeat
+      grep -Eq -- "$pattern" <<<"$out" && break
+      sleep 0.2
+      out=$(stdout_of "$id")
+    done
+    grep -Eq -- "$pattern" <<<"$out" || fail "$name (job $id): no line matches '$pattern' in: $out"
   done < <(sed -n 's/^# expect: //p' "$f")
 done
 log "every corpus script ran and printed what it expects"
