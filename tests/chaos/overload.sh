@@ -8,13 +8,16 @@
 # limits so that every one of them is reached within the test's time.
 #
 # Goals checked: no node lost and no agent unheard for longer than a
-# heartbeat past its due time (two intervals: 1 s); a cluster-admin
-# `tessera jobs` under 1 s (p99) throughout and never refused; every job the
+# heartbeat past its due time (two intervals: 1 s); a cluster admin's job
+# list (GET /v1/jobs on a new connection, as `tessera jobs` asks it) within
+# 1 s (p99) of what it takes before the attack (its median then: the
+# machine's speed is not the server's doing) and never refused; every job the
 # flood got accepted still there; the server's peak RSS under 400 MB; back
-# to normal within 5 s of the end; and each defence seen at work in
+# to normal (connections as before, the job list within 1 s of its quiet
+# median) within 5 s of the end; and each defence seen at work in
 # /metrics (evictions, deadlines, shed requests). With SANITIZED=1 (CMake
 # sets it under the sanitizers, which make the server and the CLI about three
-# times slower) the two latency goals and the memory bound are tripled.
+# times slower) the latency and recovery goals and the memory bound are tripled.
 #   overload.sh TESSERA
 source "$(dirname "$0")/../e2e/lib.sh" "$1"
 
@@ -36,24 +39,26 @@ for u in u1 u2 u3 u4; do
 done
 "$TESSERA" queues set default --members u1,u2,u3,u4 >/dev/null
 
+scale=1 rss_bound_mb=400
+[ "${SANITIZED:-0}" = 1 ] && scale=3 rss_bound_mb=1200
 result=$(python3 "$(dirname "$0")/overload_attack.py" --tessera "$TESSERA" --server "$SERVER_URL" --ca-file "$ca" \
   --admin-token "$(cat "$WORK/admin.token")" --user-token-files "${users[@]}" --work "$WORK" --connections 1000 --addresses 4 --below-cap-connections 600 \
-  --flood-connections 128 --phase-seconds 8)
+  --flood-connections 128 --phase-seconds 8 --answer-within "$scale")
 echo "$result" | jq . >&2
 get() { jq -r "$1" <<<"$result"; }
 
 [ "$(get '.nodes_lost | length')" = 0 ] || fail "nodes were lost: $(get .nodes_lost)"
-scale=1 rss_bound_mb=400
-[ "${SANITIZED:-0}" = 1 ] && scale=3 rss_bound_mb=1200
 [ "$(get '.heartbeat_gap_max_ms')" -le $((1000 * scale)) ] ||
   fail "an agent went unheard for $(get .heartbeat_gap_max_ms) ms (heartbeat: 500 ms, goal: $((1000 * scale)) ms)"
 [ "$(get .admin_jobs_samples)" -ge 20 ] || fail "too few admin samples to judge: $(get .admin_jobs_samples)"
-[ "$(get .admin_jobs_failures)" = 0 ] || fail "an admin's tessera jobs failed $(get .admin_jobs_failures) times"
-awk -v p="$(get .admin_jobs_p99_s)" -v s="$scale" 'BEGIN { exit !(p < s) }' || fail "admin tessera jobs p99 $(get .admin_jobs_p99_s) s, not under $scale s"
+[ "$(get .admin_jobs_failures)" = 0 ] || fail "an admin's job list failed $(get .admin_jobs_failures) times"
+quiet=$(get .admin_jobs_quiet_median_s)
+awk -v p="$(get .admin_jobs_p99_s)" -v q="$quiet" -v s="$scale" 'BEGIN { exit !(p - q < s) }' ||
+  fail "admin job list p99 $(get .admin_jobs_p99_s) s, not within $scale s of its $quiet s before the attack"
 [ "$(get .flood_accepted)" -gt 0 ] || fail "the flood got no job accepted"
 [ "$(get .flood_accepted_missing)" = 0 ] || fail "$(get .flood_accepted_missing) accepted jobs are gone"
 recovered=$(get .recovered_after_s)
-[ "$recovered" != null ] && awk -v r="$recovered" 'BEGIN { exit !(r <= 5) }' || fail "not back to normal within 5 s: $recovered"
+[ "$recovered" != null ] && awk -v r="$recovered" -v s="$scale" 'BEGIN { exit !(r <= 5 * s) }' || fail "not back to normal within $((5 * scale)) s: $recovered"
 rss_kb=$(awk '/VmHWM/ { print $2 }' "/proc/$SERVER_PID/status")
 [ "$rss_kb" -lt $((rss_bound_mb * 1024)) ] || fail "server peak RSS $((rss_kb / 1024)) MB, over $rss_bound_mb MB"
 metric() { get ".metrics[]" | grep -F "$1" | awk '{ print $2 }'; }
@@ -62,5 +67,5 @@ for m in 'reason="evicted"' 'phase="headers"' 'phase="handshake"'; do
 done
 shed=$(get '.phases[3].answers["503"] // 0')
 [ "$shed" -gt 0 ] || fail "the flood was never shed (503)"
-log "overload: admin p99 $(get .admin_jobs_p99_s) s, heartbeat gap $(get .heartbeat_gap_max_ms) ms, flood $(get .flood_sent_per_s)/s" \
+log "overload: admin p99 $(get .admin_jobs_p99_s) s (quiet: $quiet s), heartbeat gap $(get .heartbeat_gap_max_ms) ms, flood $(get .flood_sent_per_s)/s" \
   "sent, $(get .flood_accepted) accepted, $shed shed, RSS $((rss_kb / 1024)) MB, normal after ${recovered} s"
