@@ -20,7 +20,19 @@ export TESSERA_CA_FILE=$data/tls/ca.crt      # and the CA of its TLS certificate
 "$tessera" up --nodes 3 --gpus-per-node 8 --data-dir "$data" --listen "127.0.0.1:$port" 2>"$data/up.log" &
 up=$!
 trap 'kill -INT $up 2>/dev/null; wait $up 2>/dev/null; rm -rf "$data"' EXIT
-until [ -s "$data/admin.token" ] && "$tessera" nodes -o json 2>/dev/null | grep -q '"ready"'; do sleep 0.2; done
+# Waits up to LIMIT seconds for a command to succeed; fails naming WHAT, with the cluster's log.
+wait_for() {
+  local limit=$1 what=$2 deadline=$((SECONDS + $1))
+  shift 2
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || { echo "demo: no $what after $limit s; tessera up said:" >&2; cat "$data/up.log" >&2; exit 1; }
+    sleep 0.2
+  done
+}
+cluster_ready() { [ -s "$data/admin.token" ] && "$tessera" nodes -o json 2>/dev/null | grep -q '"ready"'; }
+all_placed() { [ "$("$tessera" jobs --state pending -o json | grep -c '"id"')$("$tessera" jobs --state starting -o json | grep -c '"id"')" = 00 ]; }
+all_ended() { [ "$("$tessera" jobs -o json | grep -c '"id"')" -eq 0 ]; }
+wait_for 60 "ready node" cluster_ready
 sleep 0.5
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 head -n 4 "$data/up.log" | sed 's/^/  /'
@@ -28,7 +40,7 @@ head -n 4 "$data/up.log" | sed 's/^/  /'
 step "$tessera" nodes
 step "$tessera" submit examples/jobs/gang-ddp.yaml examples/jobs/notebook-quarter.yaml
 # Both placed and every task reported (neither pending nor starting).
-until [ "$("$tessera" jobs --state pending -o json | grep -c '"id"')$("$tessera" jobs --state starting -o json | grep -c '"id"')" = 00 ]; do sleep 0.2; done
+wait_for 60 "running jobs" all_placed
 step "$tessera" jobs
 step "$tessera" describe 0
 sleep 2
@@ -36,5 +48,5 @@ step "$tessera" logs 0 --task worker-1
 step "$tessera" logs 1
 step "$tessera" top --once
 printf '\nwaiting for both jobs to finish...\n'
-until [ "$("$tessera" jobs -o json | grep -c '"id"')" -eq 0 ]; do sleep 0.5; done
+wait_for 120 "end of both jobs" all_ended
 step "$tessera" jobs --all

@@ -11,13 +11,24 @@ D=$(mktemp -d)
 $T up --nodes ${NODES:-16} --gpus-per-node ${GPN:-8} --data-dir $D --listen 127.0.0.1:7272 > $D/up.log 2>&1 &
 UP=$!
 export TESSERA_SERVER=https://127.0.0.1:7272 TESSERA_CA_FILE=$D/tls/ca.crt TESSERA_TOKEN_FILE=$D/admin.token
-until [ "$($T nodes -o json 2>/dev/null | jq '.nodes | length' 2>/dev/null || echo 0)" -eq ${NODES:-16} ]; do sleep 0.2; done
+# Waits up to LIMIT seconds for a condition; fails naming it, with the cluster's log.
+wait_for() {
+  local limit=$1 what=$2 deadline=$((SECONDS + $1))
+  shift 2
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || { echo "real-burst: no $what after $limit s; tessera up said:" >&2; cat $D/up.log >&2; kill -INT $UP; exit 1; }
+    sleep 0.2
+  done
+}
+all_registered() { [ "$($T nodes -o json 2>/dev/null | jq '.nodes | length' 2>/dev/null || echo 0)" -eq ${NODES:-16} ]; }
+all_ended() { [ "$($T jobs -o json | jq '.jobs | length')" -eq 0 ]; }
+wait_for 120 "${NODES:-16} registered nodes" all_registered
 for n in $($T nodes -o json | jq -r '.nodes[].name'); do $T nodes cordon $n >/dev/null; done
 for i in $(seq $N); do printf 'apiVersion: tessera/v1\nkind: Job\nmetadata: {name: b%s}\nspec: {tasks: [{name: t, command: [sleep, "1"], resources: {gpus: 1}}]}\n---\n' $i; done > $D/jobs.yaml
 $T submit $D/jobs.yaml > /dev/null
 t0=$(date +%s%3N)
 for n in $($T nodes -o json | jq -r '.nodes[].name'); do $T nodes uncordon $n >/dev/null; done
-until [ "$($T jobs -o json | jq '.jobs | length')" -eq 0 ]; do sleep 0.5; done
+wait_for $((60 + N / 10)) "end of the $N jobs" all_ended
 $T jobs -a -o json | jq -c --argjson t0 $t0 '[.jobs[].runningTime] as $r | ($r|min) as $a | ($r|max) as $b | {jobs: ($r|length), first_start_after_t0_s: (($a - $t0) / 1000), last_start_after_t0_s: (($b - $t0) / 1000), started_per_s: ((($r|length) - 1) * 1000 / ($b - $a))}'
 kill -INT $UP; wait $UP || true
 rm -rf $D
