@@ -383,8 +383,9 @@ class ControlPlane {
   std::mutex audit_mu_;
   std::deque<nlohmann::json> audit_;
   std::int64_t audit_revision_ = 0;
-  std::chrono::steady_clock::time_point accounting_saved_;
-  std::chrono::steady_clock::time_point forgotten_last_;    // the last pass that forgot by age  // running jobs' accounting last persisted
+  std::chrono::steady_clock::time_point accounting_saved_;  // running jobs' accounting last persisted
+  std::chrono::steady_clock::time_point forgotten_last_;    // the last pass that forgot by age
+  bool forgetting_unfinished_ = false;  // the last pass stopped at an end not yet durable, or at kMostPerPass
   std::unique_ptr<ServerMetrics> metrics_ = std::make_unique<ServerMetrics>();
   ClusterHistory history_{options_.history_interval};
 

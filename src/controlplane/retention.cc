@@ -39,7 +39,10 @@ void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
   const std::size_t most = options_.max_ended_jobs;
   const std::int64_t cutoff = now_ms - options_.job_retention.count() * 1000;
   const auto steady = std::chrono::steady_clock::now();
-  const bool by_count = ended_.size() > most + std::max<std::size_t>(1, most / 16);
+  // A pass that stopped short goes on at the next cycle: below the slack
+  // the count alone would never start it again.
+  const bool by_count = ended_.size() > most + std::max<std::size_t>(1, most / 16) ||
+                        (forgetting_unfinished_ && ended_.size() > most);
   const bool by_age = !ended_.empty() && records_.at(ended_.front()).end_ms < cutoff && steady - forgotten_last_ >= kAgePass;
   if (!by_count && !by_age) return;
   forgotten_last_ = steady;
@@ -60,11 +63,15 @@ void ControlPlane::ForgetEndedJobs(std::int64_t now_ms) {
   }
   std::vector<model::JobId> forget, kept;
   const std::uint64_t durable = commits_done_.load();
-  while (!ended_.empty() && forget.size() < kMostPerPass) {
+  forgetting_unfinished_ = false;
+  while (!ended_.empty()) {
     const JobRecord& record = records_.at(ended_.front());
     if (record.end_ms >= cutoff && ended_.size() + kept.size() <= most) break;
     // Not before its end is durable and every caller answered (a callback may still read it).
-    if (record.end_commit > durable) break;
+    if (record.end_commit > durable || forget.size() >= kMostPerPass) {
+      forgetting_unfinished_ = true;
+      break;
+    }
     const model::JobId id = ended_.front();
     ended_.pop_front();
     const std::string& name = state_->job(id).name;
