@@ -73,6 +73,10 @@ struct LocalTask {
   std::string progress_file;          // TESSERA_PROGRESS_FILE: the task touches it to show progress
   std::string checkpoint_file;        // TESSERA_CHECKPOINT_FILE: ...and this one once it wrote a checkpoint
   fs::file_time_type started{};       // on the progress file's clock
+  // While stopping with a checkpoint contract: the checkpoint file's time
+  // when the signal went out (min() when it had none), so that the next touch
+  // ends the checkpoint grace early.
+  std::optional<fs::file_time_type> checkpoint_asked;
   std::int64_t shipped[2] = {0, 0};   // stdout, stderr bytes the server has
 };
 
@@ -420,6 +424,11 @@ class Agent::Impl {
     // Reap.
     for (auto& [key, t] : tasks_) {
       if (t.exited) continue;
+      if (t.checkpoint_asked && CheckpointWrittenSince(t.checkpoint_file, *t.checkpoint_asked)) {
+        Log(options_.name, t.assignment.task_name + " of job " + std::to_string(key.job) + ": checkpoint reported; SIGTERM now");
+        t.checkpoint_asked.reset();
+        t.process->CheckpointTaken();
+      }
       t.process->KillIfOverdue();
       const std::optional<int> status = t.process->Poll();
       if (!status) continue;
@@ -460,13 +469,18 @@ class Agent::Impl {
 
   // A task the server no longer assigns here (preempted, drained, requeued,
   // cancelled): with a checkpoint contract it gets its signal and its grace
-  // first, then SIGTERM and --grace, then SIGKILL.
+  // first, then SIGTERM and --grace, then SIGKILL. The grace ends as soon as
+  // the task reports the checkpoint (touches TESSERA_CHECKPOINT_FILE), so a
+  // job that saves and carries on is not left running out its grace.
   void Stop(LocalTask& t) {
     const api::Assignment& a = t.assignment;
     t.terminating = true;
     if (a.checkpoint_signal <= 0) return t.process->Terminate(options_.grace);
     Log(options_.name, a.task_name + " of job " + std::to_string(a.key.job) + ": stopping; signal " + std::to_string(a.checkpoint_signal) +
                            " to checkpoint, " + std::to_string(a.checkpoint_grace_ms / 1000) + "s before SIGTERM");
+    std::error_code ec;
+    const fs::file_time_type before = fs::last_write_time(t.checkpoint_file, ec);
+    t.checkpoint_asked = ec ? fs::file_time_type::min() : before;
     t.process->CheckpointThenTerminate(a.checkpoint_signal, std::chrono::milliseconds(a.checkpoint_grace_ms), options_.grace);
   }
 
@@ -586,6 +600,14 @@ class Agent::Impl {
       t.process->Signal(SIGHUP);
       t.process->Terminate(options_.grace);
     }
+  }
+
+  // Whether `file` was touched since it had the time `before` (min(): absent).
+  // Compared for change, not order: the file system's clock is coarser than ours.
+  static bool CheckpointWrittenSince(const std::string& file, fs::file_time_type before) {
+    std::error_code ec;
+    const fs::file_time_type now = fs::last_write_time(file, ec);
+    return !ec && now != before;
   }
 
   // Since the file was last touched in this run; nullopt when it was not.

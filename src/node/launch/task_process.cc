@@ -427,6 +427,10 @@ void TaskProcess::CheckpointThenTerminate(int checkpoint_signal, std::chrono::mi
   term_grace_ = grace;
 }
 
+void TaskProcess::CheckpointTaken() {
+  if (term_at_) term_at_ = std::chrono::steady_clock::now();
+}
+
 void TaskProcess::KillIfOverdue() {
   const auto now = std::chrono::steady_clock::now();
   if (term_at_ && now >= *term_at_) {

@@ -104,6 +104,9 @@ class TaskProcess {
   // the task is still there. A checkpoint signal of SIGTERM is Terminate with
   // the two graces added.
   void CheckpointThenTerminate(int checkpoint_signal, std::chrono::milliseconds checkpoint_grace, std::chrono::milliseconds grace);
+  // The checkpoint that signal asked for is written: the checkpoint grace ends
+  // now, so the next KillIfOverdue sends SIGTERM. Nothing outside that grace.
+  void CheckpointTaken();
   // Call periodically: sends what a grace that has run out calls for (SIGTERM
   // after a checkpoint grace, SIGKILL after Terminate's); otherwise nothing.
   void KillIfOverdue();

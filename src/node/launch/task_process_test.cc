@@ -183,6 +183,15 @@ TEST(TaskProcessTest, ATaskThatIgnoresTheCheckpointSignalIsTerminatedAfterItsGra
   EXPECT_GE(Clock::now() - start, 200ms);
 }
 
+TEST(TaskProcessTest, AReportedCheckpointEndsTheCheckpointGrace) {
+  TestTempDir dir;
+  auto task = LaunchWhenReady(Shell("trap '' USR1; trap 'exit 7' TERM; echo ready; while :; do sleep 0.01; done"), dir);
+  ASSERT_NE(task, nullptr);
+  task->CheckpointThenTerminate(SIGUSR1, 1h, 5s);
+  task->CheckpointTaken();
+  EXPECT_EQ(WaitForExit(*task), 7);  // SIGTERM at once, not after the hour
+}
+
 TEST(TaskProcessTest, ExitBySignalIs128PlusTheSignal) {
   auto task = MustLaunch(Command({"sleep", "100"}));
   ASSERT_NE(task, nullptr);
