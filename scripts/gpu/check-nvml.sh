@@ -3,7 +3,8 @@
 # what Tessera's NVML layer discovers (JSON: GPUs, a telemetry sample), and checks
 # it against nvidia-smi -L: the same GPUs, in the same order, with the same UUIDs
 # and names; and, where the driver reports NVLink fabrics, each GPU's fabric
-# domain against nvidia-smi -q. Exits non-zero when they disagree, or when the driver, NVML or
+# domain against nvidia-smi -q; and the MIG devices (profile and UUID)
+# against nvidia-smi -L's MIG lines. Exits non-zero when they disagree, or when the driver, NVML or
 # nvidia-smi is missing. Needs no CUDA toolkit: NVML is loaded at run time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,4 +57,11 @@ if grep -q '^ *ClusterUUID' <<<"$smi_q"; then
 else
   echo "check-nvml: nvidia-smi -q shows no fabric information (driver before 535): fabric domains not checked"
 fi
+# MIG: "  MIG 1g.10gb     Device  0: (UUID: MIG-...)" under each GPU in MIG
+# mode, against the devices Tessera found ("migProfile" and "migUuid", in
+# pairs). Compared as sorted lists: the two may number the devices apart.
+want_mig=$(sed -n 's/^ *MIG \([^ ]*\) *Device *[0-9]*: (UUID: \(MIG-[^)]*\))$/\1 \2/p' <<<"$listing" | sort)
+got_mig=$(paste -d' ' <(field migProfile) <(field migUuid) | sed '/^ *$/d' | sort)
+[ "$got_mig" = "$want_mig" ] || fail "MIG devices differ:"$'\n'"tessera:"$'\n'"$got_mig"$'\n'"nvidia-smi -L:"$'\n'"$want_mig"
+echo "check-nvml: MIG devices agree: $(count "$got_mig")"
 echo "check-nvml: OK: $got_count GPUs, UUIDs and names in nvidia-smi's order"

@@ -20,7 +20,7 @@ Status ReadKey(const JsonObject& o, TaskKey* key) {
 }
 
 Result<GpuInventory> GpuFromJson(const json& value, const std::string& path) {
-  Result<JsonObject> o = JsonObject::Read(value, path, {"index", "uuid", "model", "memory", "numa", "nvlinkDomain", "healthy"},
+  Result<JsonObject> o = JsonObject::Read(value, path, {"index", "uuid", "model", "memory", "numa", "nvlinkDomain", "healthy", "mig"},
                                           {"index", "model", "memory"});
   if (!o.ok()) return o.status();
   GpuInventory gpu;
@@ -32,6 +32,19 @@ Result<GpuInventory> GpuFromJson(const json& value, const std::string& path) {
   TESSERA_RETURN_IF_ERROR(o->ReadInt32("nvlinkDomain", &gpu.nvlink_domain, 0, 63));
   TESSERA_RETURN_IF_ERROR(o->ReadBool("healthy", &gpu.healthy));
   if (gpu.model.empty()) return o->Error("model", "must not be empty");
+  if (!o->Has("mig")) return gpu;
+  auto devices = o->Items("mig");
+  if (!devices.ok()) return devices.status();
+  for (const auto& [device_path, item] : *devices) {
+    Result<JsonObject> d = JsonObject::Read(*item, device_path, {"profile", "uuid"}, {"profile", "uuid"});
+    if (!d.ok()) return d.status();
+    MigDeviceInventory device;
+    TESSERA_RETURN_IF_ERROR(d->ReadString("profile", &device.profile));
+    TESSERA_RETURN_IF_ERROR(d->ReadString("uuid", &device.uuid));
+    if (device.profile.empty()) return d->Error("profile", "must not be empty");  // the server reads it (model/mig.h)
+    if (device.uuid.empty()) return d->Error("uuid", "must not be empty");
+    gpu.mig.push_back(std::move(device));
+  }
   return gpu;
 }
 
@@ -45,7 +58,7 @@ bool NodeInventory::SameCapacity(const NodeInventory& other) const {
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const GpuInventory& a = gpus[i];
     const GpuInventory& b = other.gpus[i];
-    if (a.model != b.model || a.memory != b.memory || a.numa != b.numa || a.nvlink_domain != b.nvlink_domain) return false;
+    if (a.model != b.model || a.memory != b.memory || a.numa != b.numa || a.nvlink_domain != b.nvlink_domain || a.mig != b.mig) return false;
   }
   return true;
 }
@@ -53,8 +66,13 @@ bool NodeInventory::SameCapacity(const NodeInventory& other) const {
 json ToJson(const NodeInventory& inventory) {
   json gpus = json::array();
   for (const GpuInventory& g : inventory.gpus) {
-    gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory},
-                    {"numa", g.numa}, {"nvlinkDomain", g.nvlink_domain}, {"healthy", g.healthy}});
+    json gpu = {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"memory", g.memory},
+                {"numa", g.numa}, {"nvlinkDomain", g.nvlink_domain}, {"healthy", g.healthy}};
+    if (!g.mig.empty()) {
+      gpu["mig"] = json::array();
+      for (const MigDeviceInventory& d : g.mig) gpu["mig"].push_back({{"profile", d.profile}, {"uuid", d.uuid}});
+    }
+    gpus.push_back(std::move(gpu));
   }
   return {{"name", inventory.name}, {"address", inventory.address}, {"leaf", inventory.leaf},
           {"spine", inventory.spine}, {"nvlinkGroup", inventory.nvlink_group}, {"provider", inventory.provider}, {"cpuMilli", inventory.cpu_milli},
@@ -106,6 +124,7 @@ json ToJson(const Assignment& a) {
   t["memory"] = a.memory;
   if (!a.gpu_sharing.empty()) t["gpuSharing"] = a.gpu_sharing;
   if (a.gpu_memory_burst > 0) t["gpuMemoryBurst"] = a.gpu_memory_burst;
+  if (!a.mig_device.empty()) t["migDevice"] = a.mig_device;
   if (a.checkpoint_signal > 0) t["checkpointSignal"] = a.checkpoint_signal;
   t["checkpointGraceMs"] = a.checkpoint_grace_ms;
   if (a.interactive_idle_ms > 0) t["interactiveIdleMs"] = a.interactive_idle_ms;
@@ -129,7 +148,7 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
   for (const auto& [path, item] : *items) {
     Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "jobName", "taskName", "command", "env", "workingDir", "gpus",
                                                           "gpuMilli", "gpuMemory", "cpuMilli", "memory", "gpuSharing",
-                                                          "gpuMemoryBurst", "checkpointSignal", "checkpointGraceMs", "interactiveIdleMs"},
+                                                          "gpuMemoryBurst", "migDevice", "checkpointSignal", "checkpointGraceMs", "interactiveIdleMs"},
                                             {"job", "attempt", "task", "command"});
     if (!t.ok()) return t.status();
     Assignment a;
@@ -144,6 +163,7 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
     TESSERA_RETURN_IF_ERROR(t->ReadInt("memory", &a.memory, 0, kMaxI64));
     TESSERA_RETURN_IF_ERROR(t->ReadString("gpuSharing", &a.gpu_sharing));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("gpuMemoryBurst", &a.gpu_memory_burst, 0, kMaxI64));
+    TESSERA_RETURN_IF_ERROR(t->ReadString("migDevice", &a.mig_device));
     TESSERA_RETURN_IF_ERROR(t->ReadInt32("checkpointSignal", &a.checkpoint_signal, 0, 64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("checkpointGraceMs", &a.checkpoint_grace_ms, 0, kMaxI64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("interactiveIdleMs", &a.interactive_idle_ms, 0, kMaxI64));

@@ -23,6 +23,13 @@
 
 namespace tessera::api {
 
+// A MIG device of a GPU in MIG mode (model/mig.h).
+struct MigDeviceInventory {
+  std::string profile;  // "1g.10gb"
+  std::string uuid;     // "MIG-...", what CUDA_VISIBLE_DEVICES names it by
+  bool operator==(const MigDeviceInventory&) const = default;
+};
+
 struct GpuInventory {
   std::int32_t index = 0;
   std::string uuid;
@@ -31,6 +38,7 @@ struct GpuInventory {
   std::int32_t numa = 0;
   std::int32_t nvlink_domain = 0;
   bool healthy = true;
+  std::vector<MigDeviceInventory> mig{};  // empty: the GPU is not in MIG mode
 };
 
 struct NodeInventory {
@@ -72,9 +80,11 @@ struct Assignment {
   std::int64_t gpu_memory = 0;
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;
-  // A fraction's sharing mode ("vgpu", "mps", "timeslice") and burst allowance.
+  // A fraction's sharing mode ("vgpu", "mps", "timeslice", "mig") and burst
+  // allowance; with "mig", the MIG device's UUID.
   std::string gpu_sharing;
   std::int64_t gpu_memory_burst = 0;
+  std::string mig_device;
   // The job's checkpoint contract: the signal that asks it to checkpoint and
   // give back what it holds (0: none), and how long it has before it is stopped.
   std::int32_t checkpoint_signal = 0;

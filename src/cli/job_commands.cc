@@ -196,7 +196,9 @@ void Describe(const JobArgs& a) {
       for (const json& t : j["tasks"]) {
         std::string gpus;
         for (const json& g : t["gpus"]) gpus += (gpus.empty() ? "" : ",") + std::to_string(g.get<int>());
-        if (const int milli = t["gpuMilli"].get<int>(); milli > 0 && milli < 1000) {
+        if (t.contains("migDevice")) {
+          gpus += " (MIG " + t["migDevice"].get<std::string>() + ")";
+        } else if (const int milli = t["gpuMilli"].get<int>(); milli > 0 && milli < 1000) {
           gpus += " (" + FormatGpus(milli / 1000.0) + " GPU, " + FormatBytes(t["gpuMemory"].get<std::int64_t>()) + ")";
         }
         tasks.Add({t["name"], t["node"], gpus.empty() ? "-" : gpus, t["state"],

@@ -21,6 +21,7 @@ void AddQuickJobFlags(CLI::App* cmd, QuickJobArgs* a) {
   cmd->add_option("--gpu-sharing", a->gpu_sharing, "How a fraction shares its GPU: vgpu (default), mps, timeslice");
   cmd->add_option("--gpu-memory-burst", a->gpu_memory_burst,
                   "How far past --gpu-memory a vGPU fraction may burst, e.g. 8Gi (needs --checkpoint-signal)");
+  cmd->add_option("--mig", a->mig, "One MIG device of this profile per task, e.g. 1g.10gb (instead of --gpus)");
   cmd->add_option("--checkpoint-signal", a->checkpoint_signal,
                   "Signal that asks the job to checkpoint and give back burst memory, e.g. SIGUSR1");
   cmd->add_option("-n,--tasks", a->tasks, "Tasks (ranks) in the gang")->check(CLI::PositiveNumber);
@@ -63,6 +64,7 @@ std::string QuickJob(const QuickJobArgs& a) {
   if (!a.gpu_model.empty()) resources["gpuModel"] = a.gpu_model;
   if (!a.gpu_sharing.empty()) resources["gpuSharing"] = a.gpu_sharing;
   if (!a.gpu_memory_burst.empty()) resources["gpuMemoryBurst"] = a.gpu_memory_burst;
+  if (!a.mig.empty()) resources["mig"] = a.mig;
   if (!a.cpus.empty()) resources["cpus"] = a.cpus;
   if (!a.memory.empty()) resources["memory"] = a.memory;
   json task = {{"name", "task"}, {"replicas", a.tasks}, {"command", a.command}};

@@ -11,7 +11,7 @@ namespace tessera::cli {
 
 struct QuickJobArgs {
   std::vector<std::string> command;
-  std::string name, queue, gpus = "0", gpu_memory, gpu_model, gpu_sharing, gpu_memory_burst, cpus, memory, walltime;
+  std::string name, queue, gpus = "0", gpu_memory, gpu_model, gpu_sharing, gpu_memory_burst, mig, cpus, memory, walltime;
   std::string checkpoint_signal;
   std::string array;
   int tasks = 1;

@@ -69,6 +69,8 @@ json ControlPlane::NodeJson(const NodeRecord& node, bool with_gpus) const {
         gpu["cell"] = CellName(ClassifyGpu(g, ContextOf(node, i)));
         gpu["jobs"] = json::array();
         if (g.fraction_tenants > 0) gpu["sharedAs"] = model::ToString(g.shared_as);
+        // The inventory's MIG devices, each with whether a task holds it.
+        for (std::size_t d = 0; d < g.mig.size() && gpu.contains("mig") && d < gpu["mig"].size(); ++d) gpu["mig"][d]["used"] = g.mig[d].used;
         if (auto b = node.burst_memory.find(i); b != node.burst_memory.end()) gpu["burstMemory"] = b->second;
         if (auto u = node.gpu_utilization.find(i); u != node.gpu_utilization.end()) gpu["utilization"] = u->second;
         if (auto o = node.unhealthy_gpus.find(i); o != node.unhealthy_gpus.end()) gpu["outOfService"] = o->second;

@@ -77,6 +77,8 @@ void ControlPlane::EnsureState() {
     for (const api::GpuInventory& g : inv.gpus) {
       spec.gpu_numa.push_back(g.numa);
       spec.gpu_nvlink.push_back(g.nvlink_domain);
+      std::vector<std::string>& mig = spec.gpu_mig.emplace_back();
+      for (const api::MigDeviceInventory& d : g.mig) mig.push_back(d.profile);
     }
     spec.nvlink_group = inv.nvlink_group;
     spec.leaf = inv.leaf;

@@ -9,6 +9,7 @@
 #include "controlplane/control_plane.h"
 #include "controlplane/array_env.h"
 #include "controlplane/gang_env.h"
+#include "model/mig.h"
 
 namespace tessera::controlplane {
 
@@ -87,6 +88,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         if (group.request.fractional()) {
           a.gpu_sharing = model::ToString(group.request.sharing);
           a.gpu_memory_burst = group.request.gpu_memory_burst;
+          a.mig_device = t.mig_device;
         }
         a.checkpoint_signal = job.checkpoint_signal;
         a.checkpoint_grace_ms = job.checkpoint_grace * 1000;
@@ -105,6 +107,13 @@ void ControlPlane::RegisterNode(const auth::Caller& caller, api::NodeInventory i
   if (!ValidNodeName(name)) return done(InvalidArgument("name: '" + name + "' is not a valid node name (letters, digits, '-', '.', '_')"));
   for (const std::string& mode : inventory.gpu_sharing) {
     if (Result<model::GpuSharing> m = model::ParseGpuSharing(mode); !m.ok()) return done(InvalidArgument("gpuSharing: " + m.status().message()));
+  }
+  for (const api::GpuInventory& gpu : inventory.gpus) {
+    for (std::size_t d = 0; d < gpu.mig.size(); ++d) {
+      if (Result<model::MigProfile> profile = model::ParseMigProfile(gpu.mig[d].profile); !profile.ok()) {
+        return done(InvalidArgument("gpus[" + std::to_string(gpu.index) + "].mig[" + std::to_string(d) + "].profile: " + profile.status().message()));
+      }
+    }
   }
 
   std::lock_guard lock(mu_);

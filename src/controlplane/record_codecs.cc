@@ -47,6 +47,7 @@ json TaskDocument(const TaskRecord& t) {
   json task = {{"name", t.name},         {"group", t.group},         {"index", t.index},       {"node", t.node},
                {"gpus", t.gpus},         {"gpuMilli", t.gpu_milli},  {"gpuMemory", t.gpu_memory},
                {"cpuMilli", t.cpu_milli}, {"memory", t.memory},       {"state", ToString(t.state)}};
+  if (!t.mig_device.empty()) task["migDevice"] = t.mig_device;
   if (t.state == TaskState::kExited) task["exitCode"] = t.exit_code;
   if (!t.message.empty()) task["message"] = t.message;
   return task;
@@ -55,7 +56,7 @@ json TaskDocument(const TaskRecord& t) {
 Result<TaskRecord> DecodeTask(const json& value, const std::string& path) {
   Result<JsonObject> o = JsonObject::Read(
       value, path,
-      {"name", "group", "index", "node", "gpus", "gpuMilli", "gpuMemory", "cpuMilli", "memory", "state", "exitCode", "message"},
+      {"name", "group", "index", "node", "gpus", "gpuMilli", "gpuMemory", "migDevice", "cpuMilli", "memory", "state", "exitCode", "message"},
       {"name", "group", "index", "node", "gpus", "gpuMilli", "gpuMemory", "cpuMilli", "memory", "state"});
   if (!o.ok()) return o.status();
   TaskRecord t;
@@ -67,6 +68,7 @@ Result<TaskRecord> DecodeTask(const json& value, const std::string& path) {
   TESSERA_RETURN_IF_ERROR(ReadIntList(*o, "gpus", &t.gpus, 63));
   TESSERA_RETURN_IF_ERROR(o->ReadInt32("gpuMilli", &t.gpu_milli, 0, 1000));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("gpuMemory", &t.gpu_memory, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("migDevice", &t.mig_device));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("cpuMilli", &t.cpu_milli, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("memory", &t.memory, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadString("state", &state));

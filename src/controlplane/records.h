@@ -37,6 +37,7 @@ struct TaskRecord {
   std::vector<std::int32_t> gpus;       // local GPU indices on the node
   std::int32_t gpu_milli = 0;           // share of each of those GPUs (1000: whole)
   std::int64_t gpu_memory = 0;          // bytes held on each of those GPUs
+  std::string mig_device;               // a MIG task's device, by its UUID ("MIG-..."); else empty
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;
   TaskState state = TaskState::kAssigned;

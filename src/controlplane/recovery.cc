@@ -304,7 +304,17 @@ Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::str
         if (task.gpu_milli < 1 || milli > cluster.gpu(gpu).free_milli() || memory > cluster.gpu(gpu).free_memory()) {
           return InvalidArgument(path + ".gpus: GPU " + std::to_string(g) + " of " + task.node + " cannot hold this run beside the others");
         }
-        placement.gpus.push_back({gpu, task.gpu_milli, task.gpu_memory, job.groups[static_cast<std::size_t>(task.group)].request.sharing});
+        model::GpuShare share{gpu, task.gpu_milli, task.gpu_memory, job.groups[static_cast<std::size_t>(task.group)].request.sharing};
+        if (!task.mig_device.empty()) {
+          // The device by its UUID, in the order the node's agent listed them.
+          const std::vector<api::MigDeviceInventory>& devices = nodes_.at(task.node).inventory.gpus[static_cast<std::size_t>(g)].mig;
+          const auto it = std::find_if(devices.begin(), devices.end(), [&](const auto& d) { return d.uuid == task.mig_device; });
+          if (it == devices.end() || cluster.gpu(gpu).mig[static_cast<std::size_t>(it - devices.begin())].used) {
+            return InvalidArgument(path + ".migDevice: GPU " + std::to_string(g) + " of " + task.node + " has no free MIG device " + task.mig_device);
+          }
+          share.mig = static_cast<std::int32_t>(it - devices.begin());
+        }
+        placement.gpus.push_back(share);
       }
       placement.cpu_milli = task.cpu_milli;
       placement.memory = task.memory;

@@ -110,9 +110,11 @@ void ControlPlane::ApplyCycle(const CycleDecisions& decisions, const std::vector
       const model::Node& node = state_->cluster().node(p.node);
       t.node = node.name;
       for (const model::GpuShare& share : p.gpus) {
-        t.gpus.push_back(state_->cluster().gpu(share.gpu).local_index);
+        const std::int32_t local = state_->cluster().gpu(share.gpu).local_index;
+        t.gpus.push_back(local);
         t.gpu_milli = share.milli;
         t.gpu_memory = share.memory;
+        if (share.mig >= 0) t.mig_device = nodes_.at(node.name).inventory.gpus[local].mig[share.mig].uuid;
       }
       t.cpu_milli = p.cpu_milli;
       t.memory = p.memory;

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "model/mig.h"
+
 namespace tessera::model {
 namespace {
 
@@ -58,6 +60,17 @@ Status ValidateSpec(const NodeSpec& spec) {
     if (!groups->empty() && groups->size() != static_cast<std::size_t>(spec.gpus)) {
       return InvalidArgument(where + "names the groups of " + std::to_string(groups->size()) + " GPUs but has " +
                              std::to_string(spec.gpus));
+    }
+  }
+  if (spec.gpu_mig.size() > static_cast<std::size_t>(spec.gpus)) {
+    return InvalidArgument(where + "names the MIG devices of " + std::to_string(spec.gpu_mig.size()) + " GPUs but has " +
+                           std::to_string(spec.gpus));
+  }
+  for (std::size_t gpu = 0; gpu < spec.gpu_mig.size(); ++gpu) {
+    for (const std::string& profile : spec.gpu_mig[gpu]) {
+      if (Result<MigProfile> parsed = ParseMigProfile(profile); !parsed.ok()) {
+        return InvalidArgument(where + "GPU " + std::to_string(gpu) + ": " + parsed.status().message());
+      }
     }
   }
   return Status::Ok();
@@ -121,6 +134,13 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
       gpu.local_index = local;
       gpu.model = node.model;
       gpu.memory = spec.gpu_memory;
+      if (static_cast<std::size_t>(local) < spec.gpu_mig.size()) {
+        for (const std::string& profile : spec.gpu_mig[local]) gpu.mig.push_back({profile});
+      }
+      if (!gpu.mig.empty()) {
+        gpu.shared_as = GpuSharing::kMig;
+        node.sharing.Add(GpuSharing::kMig);
+      }
       for (std::size_t s = 0; s < node.numa_masks.size(); ++s) {
         if (node.numa_masks[s] >> local & 1) gpu.numa = static_cast<std::int32_t>(s);
       }
@@ -134,7 +154,6 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
       }
       cluster.gpus_.push_back(gpu);
     }
-    node.free_mask = LowBits(spec.gpus);
     cluster.max_gpus_per_node_ = std::max(cluster.max_gpus_per_node_, spec.gpus);
     cluster.capacity_ += Resources{spec.gpus * 1000LL, spec.gpus * spec.gpu_memory, spec.cpu_milli, spec.memory};
     cluster.nodes_.push_back(std::move(node));
@@ -153,6 +172,7 @@ Result<Cluster> Cluster::Build(const std::vector<NodeSpec>& specs) {
       cluster.groups_[level][g].nodes.push_back(node.id);
       cluster.group_models_[level][g] |= std::uint64_t{1} << node.model.value();
     }
+    for (std::int32_t local = 0; local < node.gpu_count; ++local) cluster.RefreshGpu(cluster.gpus_[node.gpu(local).index()], node);
     cluster.Reindex(node);
     for (std::uint64_t mask : node.nvlink_masks) {
       cluster.max_domain_gpus_[kLevelNvlink] = std::max<std::int64_t>(cluster.max_domain_gpus_[kLevelNvlink], std::popcount(mask));
@@ -251,6 +271,7 @@ void Cluster::Apply(const TaskPlacement& task, int sign) {
       gpu.fraction_tenants += sign;
       if (sign > 0) gpu.shared_as = share.sharing;
     }
+    if (share.mig >= 0) gpu.mig[static_cast<std::size_t>(share.mig)].used = sign > 0;
     allocated_.gpu_milli += sign * share.milli;
     allocated_.gpu_memory += sign * share.memory;
     RefreshGpu(gpu, node);
@@ -281,8 +302,7 @@ void Cluster::SetSchedulable(NodeId id, bool schedulable) {
 void Cluster::RefreshGpu(Gpu& gpu, Node& node) {
   const std::uint64_t bit = std::uint64_t{1} << gpu.local_index;
   node.free_mask = gpu.whole_free() ? (node.free_mask | bit) : (node.free_mask & ~bit);
-  const bool shared = node.schedulable && gpu.healthy && gpu.used_milli > 0 && gpu.used_milli < 1000;
-  IndexPartial(gpu, node.first_gpu.value() + gpu.local_index, shared);
+  IndexPartial(gpu, node.first_gpu.value() + gpu.local_index, node.schedulable && gpu.Shareable());
 }
 
 void Cluster::IndexPartial(Gpu& gpu, std::int32_t id, bool present) {
@@ -365,7 +385,7 @@ std::vector<std::string> Cluster::AuditIndexes() const {
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       const Gpu& gpu = gpus_[i];
       if (gpu.model.index() != p) continue;
-      const bool expect = nodes_[gpu.node.index()].schedulable && gpu.healthy && gpu.used_milli > 0 && gpu.used_milli < 1000;
+      const bool expect = nodes_[gpu.node.index()].schedulable && gpu.Shareable();
       if (expect != gpu.in_partial_index ||
           (expect && !pools_[p].partial.contains({gpu.free_milli(), static_cast<std::int32_t>(i)}))) {
         problems.push_back("gpu " + std::to_string(i) + ": shared-GPU index is stale");

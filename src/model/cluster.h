@@ -35,6 +35,13 @@ namespace tessera::model {
 
 inline constexpr int kMaxGpusPerNode = 64;
 
+// One MIG device of a GPU in MIG mode (model/mig.h): its profile, and whether
+// a task holds it.
+struct MigDevice {
+  std::string profile;
+  bool used = false;
+};
+
 struct Gpu {
   NodeId node;
   std::int32_t local_index = 0;  // position within the node, 0..gpu_count-1
@@ -49,13 +56,35 @@ struct Gpu {
   std::int32_t fraction_tenants = 0;
   bool healthy = true;
   bool in_partial_index = false;
+  // In MIG mode: its devices, as the agent found them. Such a GPU is never
+  // whole and takes only tasks that ask for one of its devices' profiles.
+  std::vector<MigDevice> mig;
 
   std::int32_t free_milli() const { return 1000 - used_milli; }
   std::int64_t free_memory() const { return memory - used_memory; }
-  bool whole_free() const { return healthy && used_milli == 0 && used_memory == 0; }
-  // Whether a fraction of `milli` with `memory` bytes, sharing as `mode`, fits now.
-  bool Takes(std::int64_t milli, std::int64_t memory_asked, GpuSharing mode) const {
+  bool whole_free() const { return healthy && used_milli == 0 && used_memory == 0 && mig.empty(); }
+  // The first free MIG device of the profile; -1 when none.
+  std::int32_t FreeMig(std::string_view profile) const {
+    for (std::size_t i = 0; i < mig.size(); ++i) {
+      if (!mig[i].used && mig[i].profile == profile) return static_cast<std::int32_t>(i);
+    }
+    return -1;
+  }
+  // Whether a fraction of `milli` with `memory` bytes, sharing as `mode`, fits
+  // now; for a MIG task (mode kMig), whether a device of `mig_profile` is free.
+  bool Takes(std::int64_t milli, std::int64_t memory_asked, GpuSharing mode, std::string_view mig_profile = {}) const {
+    if (!mig.empty() || mode == GpuSharing::kMig) return healthy && mode == GpuSharing::kMig && FreeMig(mig_profile) >= 0;
     return healthy && free_milli() >= milli && free_memory() >= memory_asked && (fraction_tenants == 0 || shared_as == mode);
+  }
+  // Whether it belongs in its pool's index of shared GPUs (on a schedulable
+  // node): it holds fractions and has room, or it is in MIG mode with a free device.
+  bool Shareable() const {
+    if (!healthy) return false;
+    if (mig.empty()) return used_milli > 0 && used_milli < 1000;
+    for (const MigDevice& device : mig) {
+      if (!device.used) return true;
+    }
+    return false;
   }
 };
 
@@ -122,6 +151,9 @@ struct NodeSpec {
   // replace the even split of numa_sockets and nvlink_domains.
   std::vector<std::int32_t> gpu_numa;
   std::vector<std::int32_t> gpu_nvlink;
+  // The MIG devices GPU by GPU in index order, as profile names; a GPU with
+  // none (or beyond the list) is whole. A node with any offers kMig.
+  std::vector<std::vector<std::string>> gpu_mig;
   std::string leaf = "leaf-0";
   std::string spine = "spine-0";
   GpuSharingSet sharing = kDefaultGpuSharing;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "base/quantity.h"
@@ -13,9 +14,19 @@ std::string TaskField(std::size_t group, const char* field) {
   return "spec.tasks[" + std::to_string(group) + "]." + field;
 }
 
+// The node's MIG devices of the profile, held or free.
+std::int64_t MigDevicesOn(const Cluster& cluster, const Node& node, const std::string& profile) {
+  std::int64_t devices = 0;
+  for (std::int32_t local = 0; local < node.gpu_count; ++local) {
+    for (const MigDevice& device : cluster.gpu(node.gpu(local)).mig) devices += device.profile == profile ? 1 : 0;
+  }
+  return devices;
+}
+
 bool NodeHoldsTask(const Cluster& cluster, const Node& node, const TaskRequest& r) {
   if (!r.Accepts(node.model) || node.cpu_milli < r.cpu_milli || node.memory < r.memory) return false;
   if (r.gpu_milli == 0) return true;
+  if (r.sharing == GpuSharing::kMig) return MigDevicesOn(cluster, node, r.mig_profile) > 0;
   if (node.gpu_count < std::max(1, r.whole_gpus())) return false;
   if (r.fractional() && !node.Offers(r.sharing)) return false;
   return cluster.gpu(node.first_gpu).memory >= r.gpu_memory;
@@ -30,7 +41,9 @@ std::int64_t TasksThatFit(const Cluster& cluster, const std::vector<NodeId>& nod
     const Node& node = cluster.node(id);
     if (!NodeHoldsTask(cluster, node, r)) continue;
     std::int64_t by_gpu = r.gpu_milli == 0 ? kUnlimited : (node.gpu_count * 1000LL) / r.gpu_milli;
-    if (r.fractional()) {
+    if (r.sharing == GpuSharing::kMig) {
+      by_gpu = MigDevicesOn(cluster, node, r.mig_profile);
+    } else if (r.fractional()) {
       const std::int64_t gpu_memory = cluster.gpu(node.first_gpu).memory;
       by_gpu = node.gpu_count * std::min<std::int64_t>(1000 / r.gpu_milli, gpu_memory / std::max<std::int64_t>(r.MemoryOn(gpu_memory), 1));
     }
@@ -55,7 +68,21 @@ Status CheckTask(const Cluster& cluster, const TaskRequest& r, std::size_t group
     most_memory = std::max(most_memory, node.memory);
   }
   const std::string where = r.gpu_model.empty() ? "" : " with " + r.gpu_model + " GPUs";
-  if (r.fractional() && std::none_of(cluster.nodes().begin(), cluster.nodes().end(), [&](const Node& node) {
+  if (r.sharing == GpuSharing::kMig) {
+    std::set<std::string> profiles;
+    for (const Node& node : cluster.nodes()) {
+      for (std::int32_t local = 0; r.Accepts(node.model) && local < node.gpu_count; ++local) {
+        for (const MigDevice& device : cluster.gpu(node.gpu(local)).mig) profiles.insert(device.profile);
+      }
+    }
+    if (!profiles.contains(r.mig_profile)) {
+      std::string have;
+      for (const std::string& p : profiles) have += (have.empty() ? "" : ", ") + p;
+      return Infeasible(TaskField(group, "resources.mig") + ": no node" + where + " has a MIG device of profile " + r.mig_profile +
+                        (have.empty() ? " (no GPU is in MIG mode)" : " (the cluster's profiles: " + have + ")"));
+    }
+  }
+  if (r.fractional() && r.sharing != GpuSharing::kMig && std::none_of(cluster.nodes().begin(), cluster.nodes().end(), [&](const Node& node) {
         return r.Accepts(node.model) && node.gpu_count > 0 && node.Offers(r.sharing);
       })) {
     return Infeasible(TaskField(group, "resources.gpuSharing") + ": no node" + where + " shares GPUs as " +

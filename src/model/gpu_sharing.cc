@@ -7,6 +7,7 @@ std::string_view ToString(GpuSharing mode) {
     case GpuSharing::kVgpu: return "vgpu";
     case GpuSharing::kMps: return "mps";
     case GpuSharing::kTimeSlice: return "timeslice";
+    case GpuSharing::kMig: return "mig";
   }
   return "?";
 }

@@ -3,7 +3,10 @@
 //              (libtessera-vgpu.so, preloaded into the task);
 //   mps        NVIDIA's Multi-Process Service enforces them, where the node has it;
 //   timeslice  no caps at all, as the device plugin's time-slicing; only for
-//              jobs that ask for it.
+//              jobs that ask for it;
+//   mig        a MIG device of the GPU, isolated by the hardware (model/mig.h).
+//              It is not a mode a node or a job chooses: a GPU in MIG mode
+//              shares only this way, and a task asks with resources.mig.
 // A node offers a set of modes to fractions (none: its GPUs are exclusive).
 // A GPU takes the mode of its first fractional tenant and then admits only
 // tasks that share it the same way, until it is empty again.
@@ -17,7 +20,7 @@
 
 namespace tessera::model {
 
-enum class GpuSharing : std::uint8_t { kVgpu, kMps, kTimeSlice };
+enum class GpuSharing : std::uint8_t { kVgpu, kMps, kTimeSlice, kMig };
 
 // A set of modes, one bit per mode.
 class GpuSharingSet {
@@ -42,6 +45,7 @@ class GpuSharingSet {
 // What a node offers when its configuration says nothing: vGPU and time-slicing
 // (MPS only where the agent finds the MPS control daemon).
 inline constexpr GpuSharingSet kDefaultGpuSharing = GpuSharingSet::Of({GpuSharing::kVgpu, GpuSharing::kTimeSlice});
+// The modes a node offers and a job chooses (kMig is neither: see above).
 inline constexpr GpuSharing kAllGpuSharing[] = {GpuSharing::kVgpu, GpuSharing::kMps, GpuSharing::kTimeSlice};
 
 std::string_view ToString(GpuSharing mode);

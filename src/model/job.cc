@@ -3,7 +3,10 @@
 #include <csignal>
 
 #include <array>
+#include <functional>
 #include <numeric>
+
+#include "model/cluster.h"
 
 namespace tessera::model {
 namespace {
@@ -30,8 +33,17 @@ std::uint64_t Job::ShapeFingerprint() const {
                            std::int64_t{g.replicas}, std::int64_t{g.min_replicas}, std::int64_t{g.one_per_node}}) {
       h = Mix(h, static_cast<std::uint64_t>(v));
     }
+    if (!g.request.mig_profile.empty()) h = Mix(h, std::hash<std::string>{}(g.request.mig_profile));
   }
   return h;
+}
+
+bool TaskRequest::FitsOn(const Gpu& gpu) const { return gpu.Takes(gpu_milli, MemoryOn(gpu.memory), sharing, mig_profile); }
+
+GpuShare TaskRequest::ShareOn(GpuId id, const Gpu& gpu) const {
+  GpuShare share{id, static_cast<std::int32_t>(gpu_milli), MemoryOn(gpu.memory), sharing};
+  if (sharing == GpuSharing::kMig) share.mig = gpu.FreeMig(mig_profile);
+  return share;
 }
 
 std::optional<std::int32_t> ParseCheckpointSignal(std::string_view name) {

@@ -23,6 +23,8 @@
 
 namespace tessera::model {
 
+struct Gpu;
+
 struct JobTag;
 struct QueueTag;
 using JobId = StrongId<JobTag>;
@@ -43,6 +45,9 @@ struct TaskRequest {
   // burst into memory nobody holds (vgpu only; docs/gpu-sharing.md).
   GpuSharing sharing = GpuSharing::kVgpu;
   std::int64_t gpu_memory_burst = 0;
+  // With sharing kMig: the profile of the one MIG device it asks for
+  // (model/mig.h); gpu_milli and gpu_memory are then the profile's.
+  std::string mig_profile;
 
   bool Accepts(GpuModelId model) const { return models == 0 || (models >> model.value() & 1); }
 
@@ -53,6 +58,10 @@ struct TaskRequest {
     return fractional() && gpu_memory == 0 ? gpu_bytes * gpu_milli / 1000 : gpu_memory;
   }
   std::int32_t whole_gpus() const { return static_cast<std::int32_t>(gpu_milli / 1000); }
+  // For a fraction: whether it fits on the GPU now, and the share it would
+  // hold there (a MIG task: the GPU's first free device of its profile).
+  bool FitsOn(const Gpu& gpu) const;
+  GpuShare ShareOn(GpuId id, const Gpu& gpu) const;
 };
 
 struct TaskGroup {

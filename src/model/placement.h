@@ -24,6 +24,7 @@ struct GpuShare {
   std::int32_t milli = 0;       // 1000 for a whole GPU
   std::int64_t memory = 0;      // bytes of GPU memory held
   GpuSharing sharing = GpuSharing::kVgpu;  // how a fraction shares the GPU
+  std::int32_t mig = -1;        // kMig: the MIG device held, an index into Gpu::mig
   bool operator==(const GpuShare&) const = default;
 };
 

@@ -192,7 +192,8 @@ class Agent::Impl {
     inventory_.memory = options_.memory > 0 ? options_.memory : MachineMemory();
     gpu_info_ = *found;
     for (const GpuInfo& g : *found) {
-      inventory_.gpus.push_back({g.index, g.uuid, g.model, g.memory_bytes, g.numa_node, g.nvlink_domain, g.healthy});
+      api::GpuInventory& gpu = inventory_.gpus.emplace_back(g.index, g.uuid, g.model, g.memory_bytes, g.numa_node, g.nvlink_domain, g.healthy);
+      for (const MigDeviceInfo& d : g.mig) gpu.mig.push_back({d.profile, d.uuid});
     }
     inventory_.nvlink_group = options_.nvlink_group.empty() ? NodeFabricDomain(*found) : options_.nvlink_group;
     findings_.push_back("GPUs: " + inventory_.provider);

@@ -151,6 +151,42 @@ TEST_F(ServerTest, AGangRunsToSuccessThroughTheAgentProtocol) {
 
 // The groups an agent reports are kept GPU by GPU: NVLink pairs 0+2 and 1+3,
 // as NVML may find them, not the even split by index (0+1, 2+3).
+TEST_F(ServerTest, AMigTaskHoldsADeviceOfItsProfileAndKeepsItAcrossARestart) {
+  json inventory = Inventory("n1", 2);
+  inventory["gpus"][0]["mig"] = json::array({{{"profile", "1g.10gb"}, {"uuid", "MIG-a"}}, {{"profile", "1g.10gb"}, {"uuid", "MIG-b"}}});
+  Call("POST", "/v1/nodes/n1/register", inventory.dump());
+  const auto submit = [&](const std::string& resources) {
+    return Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: m}\nspec: {tasks: [{name: m, command: [a], resources: " +
+                resources + "}]}\n", 201, "application/yaml")["jobs"][0]["id"].get<int>();
+  };
+  const int first = submit("{mig: 1g.10gb}");
+  EXPECT_EQ(AwaitJob(first, "starting")["tasks"][0]["migDevice"], "MIG-a");
+  const json set = AwaitAssignments("n1", 1);
+  EXPECT_EQ(set["tasks"][0]["migDevice"], "MIG-a");
+  EXPECT_EQ(set["tasks"][0]["gpuSharing"], "mig");
+  EXPECT_EQ(set["tasks"][0]["gpus"], json::array({0}));
+  Restart();
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(first))["tasks"][0]["migDevice"], "MIG-a") << "the run keeps its device";
+  // The second device goes to the next task, GPU 1 to a whole-GPU job; a third MIG task waits.
+  const int second = submit("{mig: 1g.10gb}");
+  EXPECT_EQ(AwaitJob(second, "starting")["tasks"][0]["migDevice"], "MIG-b");
+  const int whole = submit("{gpus: 1}");
+  EXPECT_EQ(AwaitJob(whole, "starting")["tasks"][0]["gpus"], json::array({1}));
+  const json nodes = Call("GET", "/v1/nodes/n1");
+  EXPECT_EQ(nodes["gpus"][0]["mig"][1]["used"], true) << nodes.dump();
+  // Bad MIG input: a profile that is not one, and one no node has.
+  inventory["name"] = "n2";
+  inventory["gpus"][1]["mig"] = json::array({{{"profile", "1g10gb"}, {"uuid", "MIG-c"}}});
+  EXPECT_THAT(Call("POST", "/v1/nodes/n2/register", inventory.dump(), 400)["error"].get<std::string>(),
+              HasSubstr("gpus[1].mig[0].profile: '1g10gb' is not a MIG profile"));
+  const json refused = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: m}\nspec: {tasks: [{name: m, command: [a], "
+                            "resources: {mig: 3g.40gb}}]}\n", 422, "application/yaml");
+  EXPECT_THAT(refused.dump(), HasSubstr("no node has a MIG device of profile 3g.40gb (the cluster's profiles: 1g.10gb)"));
+  EXPECT_THAT(Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: m}\nspec: {tasks: [{name: m, command: [a], "
+                   "resources: {mig: 1g.10gb, gpus: 1}}]}\n", 400, "application/yaml").dump(),
+              HasSubstr("gpus and mig exclude each other"));
+}
+
 TEST_F(ServerTest, TasksLandInsideTheNvlinkDomainsTheAgentFound) {
   json inventory = Inventory("n1", 4);
   for (int i = 0; i < 4; ++i) inventory["gpus"][i]["nvlinkDomain"] = i % 2;

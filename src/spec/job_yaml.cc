@@ -9,6 +9,7 @@
 
 #include "base/quantity.h"
 #include "model/feasibility.h"
+#include "model/mig.h"
 #include "spec/job_array_yaml.h"
 #include "spec/json_document.h"
 #include "spec/yaml_util.h"
@@ -261,7 +262,7 @@ class JobParser {
 
   static Result<model::TaskRequest> ParseResources(const YamlValue& value, bool has_checkpoint_signal) {
     Result<YamlMap> res =
-        YamlMap::Read(value, {"gpus", "gpuMemory", "cpus", "memory", "gpuModel", "gpuSharing", "gpuMemoryBurst"});
+        YamlMap::Read(value, {"gpus", "gpuMemory", "cpus", "memory", "gpuModel", "gpuSharing", "gpuMemoryBurst", "mig"});
     if (!res.ok()) return res.status();
     model::TaskRequest r;
     TESSERA_RETURN_IF_ERROR(res->ReadMilli("gpus", &r.gpu_milli));
@@ -269,6 +270,19 @@ class JobParser {
     TESSERA_RETURN_IF_ERROR(res->ReadMilli("cpus", &r.cpu_milli));
     TESSERA_RETURN_IF_ERROR(res->ReadBytes("memory", &r.memory));
     TESSERA_RETURN_IF_ERROR(res->ReadString("gpuModel", &r.gpu_model));
+    if (res->Has("mig")) {
+      for (const char* other : {"gpus", "gpuMemory", "gpuSharing", "gpuMemoryBurst"}) {
+        if (res->Has(other)) {
+          return res->Get(other)->Error(std::string(other) + " and mig exclude each other: a MIG device is its profile's share of one GPU");
+        }
+      }
+      TESSERA_RETURN_IF_ERROR(res->ReadString("mig", &r.mig_profile));
+      Result<model::MigProfile> profile = model::ParseMigProfile(r.mig_profile);
+      if (!profile.ok()) return res->Get("mig")->Error(profile.status().message());
+      r.sharing = model::GpuSharing::kMig;
+      r.gpu_milli = profile->milli();
+      r.gpu_memory = profile->memory;
+    }
     if (r.gpu_milli > 1000 && r.gpu_milli % 1000 != 0) {
       return res->Get("gpus")->Error(FormatMilli(r.gpu_milli) + " GPUs: above one GPU, ask for whole GPUs");
     }

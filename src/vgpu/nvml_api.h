@@ -114,9 +114,25 @@ struct nvmlGpuFabricInfo_t {
 };
 static_assert(sizeof(nvmlGpuFabricInfo_t) == 28, "NVML ABI: 16 + 4 + 4 + 1, padded to 4");
 
+// MIG (Multi-Instance GPU): the mode, and what nvmlDeviceGetAttributes_v2
+// says of a MIG device (it answers only for MIG device handles).
+inline constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
+struct nvmlDeviceAttributes_t {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;  // MiB
+};
+static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "NVML ABI: 8 * 4 + 8");
+
 // The functions, filled by dlsym. Required ones fail OpenNvml when missing;
 // optional ones (marked) leave a feature out: NVLink topology, the NUMA node
-// fallback, fabric domains, or fault events.
+// fallback, fabric domains, MIG devices, or fault events.
 struct NvmlApi {
   nvmlReturn_t (*nvmlInit_v2)() = nullptr;
   nvmlReturn_t (*nvmlShutdown)() = nullptr;
@@ -142,6 +158,11 @@ struct NvmlApi {
   nvmlReturn_t (*nvmlDeviceGetNumaNodeId)(nvmlDevice_t device, unsigned int* node) = nullptr;
   // Optional: multi-node NVLink domains (drivers from 535 on, GPUs in an NVLink fabric).
   nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo)(nvmlDevice_t device, nvmlGpuFabricInfo_t* info) = nullptr;
+  // Optional: MIG devices (drivers from 450 on).
+  nvmlReturn_t (*nvmlDeviceGetMigMode)(nvmlDevice_t device, unsigned int* current, unsigned int* pending) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetMaxMigDeviceCount)(nvmlDevice_t device, unsigned int* count) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetMigDeviceHandleByIndex)(nvmlDevice_t device, unsigned int index, nvmlDevice_t* mig) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetAttributes_v2)(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) = nullptr;
   // Optional: fault events.
   nvmlReturn_t (*nvmlEventSetCreate)(nvmlEventSet_t* set) = nullptr;
   nvmlReturn_t (*nvmlEventSetFree)(nvmlEventSet_t set) = nullptr;

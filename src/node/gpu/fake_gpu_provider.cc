@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/quantity.h"
+#include "model/mig.h"
 #include "spec/yaml_util.h"
 
 namespace tessera::node {
@@ -73,6 +74,28 @@ Status ReadUtilization(const YamlValue& value, FakeGpuSpec& fake) {
   return Status::Ok();
 }
 
+// mig: {GPU: [profile, ...]}: those GPUs are in MIG mode with these devices.
+Status ReadMig(const YamlValue& value, FakeGpuSpec& fake) {
+  TESSERA_RETURN_IF_ERROR(YamlMap::Read(value).status());  // a map, no key twice
+  for (auto it = value.node().begin(); it != value.node().end(); ++it) {
+    const YAML::Node key = it->first;  // copies: `it` yields proxies
+    const YAML::Node devices = it->second;
+    Result<int> gpu = GpuIndex(YamlValue(key, value.source(), value.path(), key.Mark()), fake.count);
+    if (!gpu.ok()) return gpu.status();
+    const YamlValue list(devices, value.source(), value.FieldPath(key.Scalar()), devices.Mark());
+    Result<std::vector<YamlValue>> items = list.Items();
+    if (!items.ok()) return items.status();
+    if (items->empty()) return list.Error("a GPU in MIG mode has at least one device");
+    for (const YamlValue& item : *items) {
+      Result<std::string> profile = item.String();
+      if (!profile.ok()) return profile.status();
+      if (Result<model::MigProfile> parsed = model::ParseMigProfile(*profile); !parsed.ok()) return item.Error(parsed.status().message());
+      fake.mig_by_gpu[*gpu].push_back(*profile);
+    }
+  }
+  return Status::Ok();
+}
+
 Result<FakeFault> ParseFault(const YamlValue& value, int gpu_count) {
   Result<YamlMap> map = YamlMap::Read(value, {"gpu", "kind", "code", "after", "detail"}, {"gpu", "kind"});
   if (!map.ok()) return map.status();
@@ -120,12 +143,13 @@ std::uint64_t Mix(std::uint64_t x) {
 }
 
 // "GPU-" and 32 hex digits grouped as NVML groups them, stable for a label and index.
-std::string FakeUuid(const std::string& label, int index) {
-  const std::uint64_t high = Mix(Fnv1a(label + "#" + std::to_string(index)));
+// "GPU-..." for a GPU, "MIG-..." for a MIG device (`kind`), unique per label and seed.
+std::string FakeUuid(const char* kind, const std::string& label, const std::string& seed) {
+  const std::uint64_t high = Mix(Fnv1a(label + "#" + seed));
   const std::uint64_t low = Mix(high + 0x9e3779b97f4a7c15ULL);
   const auto hex = [](std::uint64_t bits) { return static_cast<unsigned long long>(bits); };
   char text[48];
-  std::snprintf(text, sizeof text, "GPU-%08llx-%04llx-%04llx-%04llx-%012llx", hex(high >> 32),
+  std::snprintf(text, sizeof text, "%s-%08llx-%04llx-%04llx-%04llx-%012llx", kind, hex(high >> 32),
                 hex((high >> 16) & 0xffff), hex(high & 0xffff), hex(low >> 48), hex(low & 0xffffffffffffULL));
   return text;
 }
@@ -145,7 +169,12 @@ std::vector<GpuInfo> MakeGpuInfos(const FakeGpuSpec& spec) {
   for (int i = 0; i < spec.count; ++i) {
     GpuInfo gpu;
     gpu.index = i;
-    gpu.uuid = FakeUuid(spec.label, i);
+    gpu.uuid = FakeUuid("GPU", spec.label, std::to_string(i));
+    if (const auto mig = spec.mig_by_gpu.find(i); mig != spec.mig_by_gpu.end()) {
+      for (std::size_t d = 0; d < mig->second.size(); ++d) {
+        gpu.mig.push_back({mig->second[d], FakeUuid("MIG", spec.label, std::to_string(i) + "/" + std::to_string(d))});
+      }
+    }
     gpu.model = spec.model;
     gpu.name = "NVIDIA " + spec.model + " " + FormatBytes(spec.memory_bytes) + " (fake)";
     gpu.memory_bytes = spec.memory_bytes;
@@ -312,7 +341,7 @@ Result<FakeGpuSpec> ParseFakeGpuSpec(std::string_view text, std::string_view sou
     Result<YamlValue> document = spec::LoadSingleDocument(text, source, "fake GPU");
     if (!document.ok()) return document.status();
     Result<YamlMap> map =
-        YamlMap::Read(*document, {"gpus", "model", "memory", "nvlinkDomainSize", "numaNodes", "fabric", "utilization", "faults"});
+        YamlMap::Read(*document, {"gpus", "model", "memory", "nvlinkDomainSize", "numaNodes", "fabric", "mig", "utilization", "faults"});
     if (!map.ok()) return map.status();
     FakeGpuSpec fake;
     fake.label = std::string(source);
@@ -323,6 +352,7 @@ Result<FakeGpuSpec> ParseFakeGpuSpec(std::string_view text, std::string_view sou
     TESSERA_RETURN_IF_ERROR(map->ReadInt("nvlinkDomainSize", &fake.gpus_per_nvlink_domain, 0, kMaxGpus));
     TESSERA_RETURN_IF_ERROR(map->ReadInt("numaNodes", &fake.numa_nodes, 1, kMaxNumaNodes));
     if (const std::optional<YamlValue> fabric = map->Find("fabric")) TESSERA_RETURN_IF_ERROR(ReadFabric(*fabric, fake));
+    if (const std::optional<YamlValue> mig = map->Find("mig")) TESSERA_RETURN_IF_ERROR(ReadMig(*mig, fake));
     if (const std::optional<YamlValue> utilization = map->Find("utilization")) {
       TESSERA_RETURN_IF_ERROR(ReadUtilization(*utilization, fake));
     }

@@ -10,6 +10,8 @@
 //   nvlinkDomainSize: 8     # GPUs per NVLink domain, all-to-all inside as through an
 //                           # NVSwitch; 4 with 8 GPUs makes two islands; 0 or 1: no NVLink
 //   numaNodes: 2            # the GPUs are split among them in index order
+//   mig: {0: [1g.10gb, 3g.40gb]}  # GPUs in MIG mode and their devices' profiles;
+//                           # each device gets a MIG-... UUID of its own
 //   utilization: 35         # percent reported by Sample() for every GPU, or per GPU:
 //                           #   utilization: {0: 90, 1: 0}   (unlisted GPUs report 0)
 //   faults:                 # delivered by PollFaults once `after` has passed since load

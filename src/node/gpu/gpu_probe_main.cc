@@ -25,6 +25,9 @@ using tessera::node::GpuProvider;
 Json GpusJson(const std::vector<tessera::node::GpuInfo>& gpus) {
   Json list = Json::array();
   for (const auto& gpu : gpus) {
+    // Named apart from the GPU's own "uuid": scripts/gpu/check-nvml.sh greps fields by name.
+    Json mig = Json::array();
+    for (const auto& device : gpu.mig) mig.push_back({{"migProfile", device.profile}, {"migUuid", device.uuid}});
     list.push_back({{"index", gpu.index},
                     {"uuid", gpu.uuid},
                     {"model", gpu.model},
@@ -36,6 +39,7 @@ Json GpusJson(const std::vector<tessera::node::GpuInfo>& gpus) {
                     {"nvlinkDomain", gpu.nvlink_domain},
                     {"nvlinkPeers", gpu.nvlink_peers},
                     {"fabricDomain", gpu.fabric_domain},
+                    {"migDevices", mig},
                     {"healthy", gpu.healthy}});
   }
   return list;

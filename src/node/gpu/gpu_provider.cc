@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -68,6 +69,14 @@ std::string FabricDomain(std::span<const unsigned char, 16> cluster_uuid, unsign
     name += kHex[b & 0xF];
   }
   return name + "." + std::to_string(clique);
+}
+
+std::string MigProfileName(int compute_slices, int gpu_slices, std::int64_t device_bytes, std::int64_t gpu_bytes) {
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  const double share = std::ceil(static_cast<double>(device_bytes) / static_cast<double>(std::max<std::int64_t>(gpu_bytes, 1)) * 8) / 8;
+  const auto gigabytes = static_cast<long long>(std::llround(share * static_cast<double>((gpu_bytes + kGiB - 1) / kGiB)));
+  const std::string memory = std::to_string(gpu_slices) + "g." + std::to_string(gigabytes) + "gb";
+  return compute_slices == gpu_slices ? memory : std::to_string(compute_slices) + "c." + memory;
 }
 
 std::string NodeFabricDomain(const std::vector<GpuInfo>& gpus) {

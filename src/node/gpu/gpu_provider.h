@@ -40,6 +40,12 @@
 
 namespace tessera::node {
 
+// A MIG device of a GPU in MIG mode.
+struct MigDeviceInfo {
+  std::string profile;  // "1g.10gb", named as NVIDIA's device plugin names it (MigProfileName)
+  std::string uuid;     // "MIG-..."
+};
+
 struct GpuInfo {
   int index = 0;      // 0..n-1, the CUDA_VISIBLE_DEVICES index (see above)
   std::string uuid;   // "GPU-..." as NVML reports it
@@ -52,6 +58,7 @@ struct GpuInfo {
   std::vector<int> nvlink_peers;  // indexes one NVLink hop away (directly or via an NVSwitch), ascending
   bool healthy = true;            // false when the provider cannot query the GPU
   std::string fabric_domain{};    // the multi-node NVLink domain (FabricDomain); empty: none
+  std::vector<MigDeviceInfo> mig{};  // in MIG mode: its devices; empty: not in MIG mode
 };
 
 // Telemetry, as DCGM's basic fields. A value the GPU does not report is 0.
@@ -112,6 +119,7 @@ struct FakeGpuSpec {
   unsigned int fabric_clique = 0;                       // ...as NVML's fabric information reports it
   double utilization_percent = 0;              // reported by Sample() for every GPU...
   std::map<int, double> utilization_by_gpu{};  // ...but those listed here
+  std::map<int, std::vector<std::string>> mig_by_gpu{};  // GPUs in MIG mode: their devices' profiles
   std::vector<FakeFault> faults{};
   std::string label = "fake";  // names the fake in Describe and seeds its UUIDs: one per node
   std::string fault_file{};    // read by PollFaults when not empty (fake_gpu_provider.h)
@@ -140,6 +148,14 @@ std::string ShortModelName(std::string_view name);
 // information gives it: "fabric-" + the cluster UUID in hex + "." + the clique
 // id. Empty when the UUID is all zeros (a GPU in no fabric).
 std::string FabricDomain(std::span<const unsigned char, 16> cluster_uuid, unsigned int clique);
+
+// A MIG device's profile name as NVIDIA's device plugin and nvidia-smi write
+// it, from what NVML tells of the device: "1g.10gb", or "1c.2g.20gb" where the
+// compute instance has fewer slices than its GPU instance. The gigabytes are
+// the device's share of its GPU's memory, rounded up to an eighth, times the
+// GPU's memory in whole GiB rounded up, rounded to the nearest (go-nvlib's
+// rule), so a 9,856 MiB device of an 81,559 MiB H100 is "10gb".
+std::string MigProfileName(int compute_slices, int gpu_slices, std::int64_t device_bytes, std::int64_t gpu_bytes);
 
 // The node's multi-node NVLink domain: the fabric domain all its GPUs with
 // one share; empty when none has one or they disagree (a GPU whose fabric

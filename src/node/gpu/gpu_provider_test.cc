@@ -111,7 +111,7 @@ TEST(FakeGpuSpecTest, DefaultsAreEightH100sOnOneNvlinkDomain) {
 TEST(FakeGpuSpecTest, UnknownFieldIsRejectedWithItsPosition) {
   EXPECT_EQ(ParseError("gpus: 8\nmodle: H100\n"),
             "node.yaml:2:1: modle: unknown field 'modle'; allowed: gpus, model, memory, nvlinkDomainSize, "
-            "numaNodes, fabric, utilization, faults");
+            "numaNodes, fabric, mig, utilization, faults");
   EXPECT_THAT(ParseError("faults:\n  - {gpu: 1, kind: xid, cod: 79}\n"),
               StartsWith("node.yaml:2:25: faults[0].cod: unknown field 'cod'"));
 }
@@ -144,6 +144,37 @@ TEST(FakeGpusTest, AFabricPutsEveryGpuInOneMultiNodeDomain) {
   EXPECT_THAT(ParseError("fabric: {clique: 1}\n"), HasSubstr("fabric.clusterUuid: required field is missing"));
   // Without a fabric: no domain.
   EXPECT_EQ(NodeFabricDomain(*MakeFakeGpus(FakeGpuSpec{.count = 2})->Discover()), "");
+}
+
+TEST(FakeGpusTest, MigGpusListTheirDevicesWithUuidsOfTheirOwn) {
+  const Result<FakeGpuSpec> spec = ParseFakeGpuSpec("gpus: 2\nmig: {0: [1g.10gb, 1g.10gb, 3g.40gb]}\n", "node.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const Result<std::vector<GpuInfo>> gpus = MakeFakeGpus(*spec)->Discover();
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ((*gpus)[0].mig.size(), 3u);
+  EXPECT_TRUE((*gpus)[1].mig.empty());
+  EXPECT_EQ((*gpus)[0].mig[2].profile, "3g.40gb");
+  std::set<std::string> uuids;
+  for (const MigDeviceInfo& d : (*gpus)[0].mig) {
+    EXPECT_THAT(d.uuid, StartsWith("MIG-"));
+    uuids.insert(d.uuid);
+  }
+  EXPECT_EQ(uuids.size(), 3u) << "each device has its own UUID";
+
+  EXPECT_EQ(ParseError("gpus: 2\nmig: {2: [1g.10gb]}\n"), "node.yaml:2:7: mig: must be between 0 and 1, got 2");
+  EXPECT_THAT(ParseError("mig: {0: [1g10gb]}\n"), HasSubstr("'1g10gb' is not a MIG profile"));
+  EXPECT_THAT(ParseError("mig: {0: []}\n"), HasSubstr("a GPU in MIG mode has at least one device"));
+}
+
+TEST(MigProfileNameTest, NamesDevicesAsNvidiaDoes) {
+  constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+  const std::int64_t h100 = 81559 * kMiB, h200 = 143771 * kMiB;  // what NVML reports as their memory
+  EXPECT_EQ(MigProfileName(1, 1, 9856 * kMiB, h100), "1g.10gb");
+  EXPECT_EQ(MigProfileName(3, 3, 40192 * kMiB, h100), "3g.40gb");
+  EXPECT_EQ(MigProfileName(7, 7, 80896 * kMiB, h100), "7g.80gb");
+  EXPECT_EQ(MigProfileName(1, 2, 19968 * kMiB, h100), "1c.2g.20gb");
+  EXPECT_EQ(MigProfileName(1, 1, 16640 * kMiB, h200), "1g.18gb");
+  EXPECT_EQ(MigProfileName(3, 3, 71424 * kMiB, h200), "3g.71gb");
 }
 
 TEST(FabricDomainTest, TheNodesDomainIsTheOneItsGpusShare) {

@@ -61,6 +61,10 @@ Status Resolve(void* library, const std::string& name, nvml::NvmlApi& api) {
   Bind(library, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api.nvmlDeviceGetNvLinkRemotePciInfo_v2);
   Bind(library, "nvmlDeviceGetNumaNodeId", api.nvmlDeviceGetNumaNodeId);
   Bind(library, "nvmlDeviceGetGpuFabricInfo", api.nvmlDeviceGetGpuFabricInfo);
+  Bind(library, "nvmlDeviceGetMigMode", api.nvmlDeviceGetMigMode);
+  Bind(library, "nvmlDeviceGetMaxMigDeviceCount", api.nvmlDeviceGetMaxMigDeviceCount);
+  Bind(library, "nvmlDeviceGetMigDeviceHandleByIndex", api.nvmlDeviceGetMigDeviceHandleByIndex);
+  Bind(library, "nvmlDeviceGetAttributes_v2", api.nvmlDeviceGetAttributes_v2);
   Bind(library, "nvmlEventSetCreate", api.nvmlEventSetCreate);
   Bind(library, "nvmlEventSetFree", api.nvmlEventSetFree);
   Bind(library, "nvmlDeviceGetSupportedEventTypes", api.nvmlDeviceGetSupportedEventTypes);
@@ -104,6 +108,7 @@ class NvmlProvider final : public GpuProvider {
   int NumaNode(nvmlDevice_t device, const std::string& address) const;
   std::vector<std::string> NvlinkEnds(nvmlDevice_t device) const;
   std::string FabricDomainOf(nvmlDevice_t device) const;
+  std::vector<MigDeviceInfo> MigDevicesOf(nvmlDevice_t device, std::int64_t memory_bytes) const;
 
   Library library_;
   nvml::NvmlApi api_;
@@ -198,6 +203,35 @@ std::string NvmlProvider::FabricDomainOf(nvmlDevice_t device) const {
   return FabricDomain(std::span(info.clusterUuid), info.cliqueId);
 }
 
+// Empty where the GPU is not in MIG mode or the driver has no MIG calls. A
+// device NVML cannot describe is left out: the scheduler never sees it.
+std::vector<MigDeviceInfo> NvmlProvider::MigDevicesOf(nvmlDevice_t device, std::int64_t memory_bytes) const {
+  if (api_.nvmlDeviceGetMigMode == nullptr || api_.nvmlDeviceGetMaxMigDeviceCount == nullptr ||
+      api_.nvmlDeviceGetMigDeviceHandleByIndex == nullptr || api_.nvmlDeviceGetAttributes_v2 == nullptr) {
+    return {};
+  }
+  unsigned int current = 0, pending = 0, most = 0;
+  if (api_.nvmlDeviceGetMigMode(device, &current, &pending) != NVML_SUCCESS || current != nvml::NVML_DEVICE_MIG_ENABLE ||
+      api_.nvmlDeviceGetMaxMigDeviceCount(device, &most) != NVML_SUCCESS) {
+    return {};
+  }
+  std::vector<MigDeviceInfo> devices;
+  for (unsigned int i = 0; i < most; ++i) {
+    nvmlDevice_t mig = nullptr;
+    if (api_.nvmlDeviceGetMigDeviceHandleByIndex(device, i, &mig) != NVML_SUCCESS) continue;  // NOT_FOUND: no device there
+    char uuid[nvml::NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+    nvml::nvmlDeviceAttributes_t attributes{};
+    if (api_.nvmlDeviceGetUUID(mig, uuid, sizeof uuid) != NVML_SUCCESS ||
+        api_.nvmlDeviceGetAttributes_v2(mig, &attributes) != NVML_SUCCESS) {
+      continue;
+    }
+    devices.push_back({MigProfileName(static_cast<int>(attributes.computeInstanceSliceCount), static_cast<int>(attributes.gpuInstanceSliceCount),
+                                      static_cast<std::int64_t>(attributes.memorySizeMB) << 20, memory_bytes),
+                       Text(uuid)});
+  }
+  return devices;
+}
+
 Result<std::vector<GpuInfo>> NvmlProvider::Discover() {
   const std::size_t count = devices_.size();
   std::vector<GpuInfo> gpus(count);
@@ -229,6 +263,7 @@ Result<std::vector<GpuInfo>> NvmlProvider::Discover() {
     gpu.numa_node = NumaNode(device, addresses[i]);
     link_ends[i] = NvlinkEnds(device);
     gpu.fabric_domain = FabricDomainOf(device);
+    gpu.mig = MigDevicesOf(device, gpu.memory_bytes);
   }
   std::vector<std::vector<int>> peers = NvlinkPeers(addresses, link_ends);
   for (std::size_t i = 0; i < count; ++i) gpus[i].nvlink_peers = std::move(peers[i]);

@@ -112,6 +112,13 @@ vgpu::MemoryLedger* SharedGpus::Ledger(std::int32_t gpu, std::string* error) {
 Status SharedGpus::Prepare(const api::Assignment& a, std::map<std::string, std::string>& env) {
   const std::string mode = FractionMode(a);
   if (mode.empty()) return Status::Ok();
+  if (mode == "mig") {
+    // The hardware isolates a MIG device: the task sees only it, by its UUID.
+    if (a.mig_device.empty()) return Status(StatusCode::kInvalidArgument, "a MIG task's assignment names no MIG device");
+    env["TESSERA_GPU_SHARING"] = mode;
+    env["CUDA_VISIBLE_DEVICES"] = a.mig_device;
+    return Status::Ok();
+  }
   if (std::find(modes_.begin(), modes_.end(), mode) == modes_.end()) {
     return Status(StatusCode::kFailedPrecondition, "this node does not share GPUs as " + mode);
   }

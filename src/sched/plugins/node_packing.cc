@@ -92,7 +92,7 @@ PlaceVerdict NodePacking::Place(const model::Job& job, Cluster& cluster, const P
     for (std::uint64_t bits = choice.gpus; bits; bits &= bits - 1) {
       const model::GpuId gpu = node.gpu(std::countr_zero(bits));
       if (r.fractional()) {
-        task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.MemoryOn(cluster.gpu(gpu).memory), r.sharing});
+        task.gpus.push_back(r.ShareOn(gpu, cluster.gpu(gpu)));
       } else {
         task.gpus.push_back({gpu, 1000, cluster.gpu(gpu).memory});
       }
@@ -127,7 +127,7 @@ NodePacking::Choice RandomPlacement::Choose(const TaskRequest& r, const Cluster&
     } else {
       for (std::int32_t i = 0; i < node.gpu_count; ++i) {
         const model::Gpu& gpu = cluster.gpu(node.gpu(i));
-        if (gpu.Takes(r.gpu_milli, r.MemoryOn(gpu.memory), r.sharing)) {
+        if (r.FitsOn(gpu)) {
           candidates.push_back({node.id, std::uint64_t{1} << i});
         }
       }
@@ -179,7 +179,7 @@ NodePacking::Choice FgdPlacement::Choose(const TaskRequest& r, const Cluster& cl
     } else {
       for (std::int32_t i = 0; i < node.gpu_count; ++i) {
         const model::Gpu& gpu = cluster.gpu(node.gpu(i));
-        if (!gpu.Takes(r.gpu_milli, r.MemoryOn(gpu.memory), r.sharing)) continue;
+        if (!r.FitsOn(gpu)) continue;
         NodeFree after = now;
         after.free[i] -= static_cast<std::int32_t>(r.gpu_milli);
         consider(node, std::uint64_t{1} << i, after, before);

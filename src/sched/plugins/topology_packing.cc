@@ -221,7 +221,7 @@ GpuId Attempt::PickSharedGpu(const TaskRequest& r, const Domain& domain) const {
   std::int32_t best_free = std::numeric_limits<std::int32_t>::max();
   const auto consider = [&](GpuId id) {
     const model::Gpu& gpu = cluster_.gpu(id);
-    if (gpu.Takes(r.gpu_milli, r.MemoryOn(gpu.memory), r.sharing) && gpu.free_milli() < best_free &&
+    if (r.FitsOn(gpu) && gpu.free_milli() < best_free &&
         (domain.gpu_mask >> gpu.local_index & 1) && Usable(cluster_.node(gpu.node), r, domain)) {
       best = id;
       best_free = gpu.free_milli();
@@ -260,12 +260,13 @@ bool Attempt::PlaceTask(std::int32_t group, std::int32_t index, const Domain& do
   if (r.fractional()) {
     GpuId gpu = PickSharedGpu(r, domain);
     if (!gpu.valid()) {
+      if (r.sharing == model::GpuSharing::kMig) return false;  // MIG devices are made by the node, not here
       const Node* node = PickNode(r, 1, domain);
       if (!node) return false;
       gpu = node->gpu(std::countr_zero(PickGpus(*node, 1, domain.gpu_mask)));
     }
     task.node = cluster_.gpu(gpu).node;
-    task.gpus.push_back({gpu, static_cast<std::int32_t>(r.gpu_milli), r.MemoryOn(cluster_.gpu(gpu).memory), r.sharing});
+    task.gpus.push_back(r.ShareOn(gpu, cluster_.gpu(gpu)));
   } else {
     const int count = r.whole_gpus();
     const Node* node = PickNode(r, count, domain);

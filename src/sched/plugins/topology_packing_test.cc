@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/quantity.h"
+#include "model/feasibility.h"
 #include "sched/test_fixtures.h"
 
 namespace tessera::sched {
@@ -220,6 +221,69 @@ TEST_F(TopologyPackingTest, AnExclusiveNodeTakesNoFractions) {
   EXPECT_EQ(out_[0].node.value(), 1);
   out_.clear();
   ASSERT_TRUE(Place(MakeJob({.gpu_milli = 8000}), cluster)) << "whole GPUs still go anywhere";
+}
+
+// --- MIG -------------------------------------------------------------------------
+
+// One node of four GPUs; GPU 0 is in MIG mode with two 1g.10gb devices and a 3g.40gb.
+model::Cluster MigCluster() {
+  model::NodeSpec spec;
+  spec.name = "mig-node";
+  spec.gpus = 4;
+  spec.gpu_memory = 80 * kGiB;
+  spec.cpu_milli = 64000;
+  spec.memory = 512 * kGiB;
+  spec.gpu_mig = {{"1g.10gb", "1g.10gb", "3g.40gb"}};
+  return *model::Cluster::Build({spec});
+}
+
+model::Job MigJob(const std::string& profile) {
+  model::Job job = MakeJob({.gpu_milli = 142, .gpu_memory = 10 * kGiB});
+  job.groups[0].request.sharing = model::GpuSharing::kMig;
+  job.groups[0].request.mig_profile = profile;
+  return job;
+}
+
+TEST_F(TopologyPackingTest, AMigTaskTakesAFreeDeviceOfItsProfileBesideWholeGpuTasks) {
+  model::Cluster cluster = MigCluster();
+  const model::GpuId mig_gpu = cluster.node(model::NodeId(0)).gpu(0);
+  EXPECT_EQ(cluster.node(model::NodeId(0)).free_gpus(), 3) << "a GPU in MIG mode is never whole";
+  EXPECT_TRUE(cluster.node(model::NodeId(0)).Offers(model::GpuSharing::kMig));
+  // Whole GPUs: the three others, never GPU 0.
+  ASSERT_TRUE(Place(MakeJob({.gpu_milli = 3000}), cluster));
+  EXPECT_EQ(GpusOf(out_).count(mig_gpu.value()), 0u);
+  cluster.Allocate(out_[0]);
+  EXPECT_FALSE(Place(MakeJob({.gpu_milli = 1000}), cluster)) << "GPU 0 cannot stand in for a whole GPU";
+  EXPECT_FALSE(Place(MakeJob({.gpu_milli = 250, .gpu_memory = kGiB}), cluster)) << "nor take a vGPU fraction";
+  // Two 1g.10gb tasks take one device each; a third waits; the 3g.40gb one fits.
+  for (const std::int32_t device : {0, 1}) {
+    ASSERT_TRUE(Place(MigJob("1g.10gb"), cluster)) << device;
+    ASSERT_EQ(out_[0].gpus.size(), 1u);
+    EXPECT_EQ(out_[0].gpus[0].gpu, mig_gpu);
+    EXPECT_EQ(out_[0].gpus[0].mig, device);
+    EXPECT_EQ(out_[0].gpus[0].sharing, model::GpuSharing::kMig);
+    cluster.Allocate(out_[0]);
+  }
+  EXPECT_FALSE(Place(MigJob("1g.10gb"), cluster));
+  ASSERT_TRUE(Place(MigJob("3g.40gb"), cluster));
+  EXPECT_EQ(out_[0].gpus[0].mig, 2);
+  cluster.Allocate(out_[0]);
+  EXPECT_THAT(cluster.AuditIndexes(), IsEmpty());
+  // Released, a device is free again.
+  model::TaskPlacement first{0, 0, model::NodeId(0), {model::GpuShare{mig_gpu, 142, 10 * kGiB, model::GpuSharing::kMig, 0}}, 0, 0};
+  cluster.Release(first);
+  ASSERT_TRUE(Place(MigJob("1g.10gb"), cluster));
+  EXPECT_EQ(out_[0].gpus[0].mig, 0);
+}
+
+TEST(MigFeasibilityTest, AProfileNoNodeHasIsRefusedNamingTheOnesThereAre) {
+  const model::Cluster cluster = MigCluster();
+  const model::QueueTree queues = model::QueueTree::Default(cluster.capacity().gpu_milli);
+  EXPECT_TRUE(model::CheckFeasible(MigJob("3g.40gb"), cluster, queues).ok());
+  const Status refused = model::CheckFeasible(MigJob("2g.20gb"), cluster, queues);
+  EXPECT_EQ(refused.message(), "spec.tasks[0].resources.mig: no node has a MIG device of profile 2g.20gb (the cluster's profiles: 1g.10gb, 3g.40gb)");
+  const Status none = model::CheckFeasible(MigJob("1g.10gb"), MakeCluster(1, 2), queues);
+  EXPECT_THAT(none.message(), HasSubstr("(no GPU is in MIG mode)"));
 }
 
 TEST_F(TopologyPackingTest, FractionBestFitsTheSharedGpuWithFewestFreeMilli) {
