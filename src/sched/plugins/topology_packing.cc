@@ -228,10 +228,13 @@ GpuId Attempt::PickSharedGpu(const TaskRequest& r, const Domain& domain) const {
     }
   };
   if (domain.level == TopologyLevel::kCluster) {
+    // A MIG task has no whole GPU to open instead: it looks at every shared
+    // GPU until it finds a device, however many fractions of other kinds come first.
+    const int limit = r.sharing == model::GpuSharing::kMig ? std::numeric_limits<int>::max() : kSharedGpuScanLimit;
     ForEachPool(r, [&](const model::PoolIndex& pool) {
       int scanned = 0;
       for (auto it = pool.partial.lower_bound({static_cast<std::int32_t>(r.gpu_milli), -1});
-           it != pool.partial.end() && it->first < best_free && scanned < kSharedGpuScanLimit; ++it, ++scanned) {
+           it != pool.partial.end() && it->first < best_free && scanned < limit; ++it, ++scanned) {
         consider(GpuId(it->second));
       }
     });

@@ -276,6 +276,25 @@ TEST_F(TopologyPackingTest, AMigTaskTakesAFreeDeviceOfItsProfileBesideWholeGpuTa
   EXPECT_EQ(out_[0].gpus[0].mig, 0);
 }
 
+TEST_F(TopologyPackingTest, AMigTaskFindsItsDeviceBehindManySharedGpus) {
+  // 200 GPUs half held by vGPU fractions come first in the shared-GPU index
+  // (500 free milli each, against the MIG GPU's 1000): more than a fraction
+  // scans before it opens a whole GPU, which a MIG task cannot do.
+  std::vector<model::NodeSpec> specs(201);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    specs[i].name = "n" + std::to_string(i);
+    specs[i].gpus = 1;
+    specs[i].gpu_memory = 80 * kGiB;
+    specs[i].cpu_milli = 64000;
+    specs[i].memory = 512 * kGiB;
+  }
+  specs.back().gpu_mig = {{"1g.10gb"}};
+  model::Cluster cluster = *model::Cluster::Build(specs);
+  for (std::int32_t n = 0; n < 200; ++n) cluster.Allocate(GpuFraction(cluster, n, 0, 500, kGiB));
+  ASSERT_TRUE(Place(MigJob("1g.10gb"), cluster));
+  EXPECT_EQ(out_[0].node.value(), 200);
+}
+
 TEST(MigFeasibilityTest, AProfileNoNodeHasIsRefusedNamingTheOnesThereAre) {
   const model::Cluster cluster = MigCluster();
   const model::QueueTree queues = model::QueueTree::Default(cluster.capacity().gpu_milli);
