@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/quantity.h"
+#include "spec/mig_yaml.h"
 #include "spec/yaml_util.h"
 
 namespace tessera::spec {
@@ -214,7 +215,7 @@ Result<model::ClusterShape> ParseGenerate(const YamlValue& value) {
 Result<model::NodeSpec> ParseNode(const YamlValue& value) {
   Result<YamlMap> map = YamlMap::Read(value,
                                       {"name", "gpus", "gpuModel", "gpuMemory", "cpus", "memory", "leaf", "spine",
-                                       "numaSockets", "nvlinkDomains", "nvlinkGroup", "gpuSharing"},
+                                       "numaSockets", "nvlinkDomains", "nvlinkGroup", "gpuSharing", "mig"},
                                       {"name", "gpus", "cpus", "memory"});
   if (!map.ok()) return map.status();
   model::NodeSpec node;
@@ -231,6 +232,11 @@ Result<model::NodeSpec> ParseNode(const YamlValue& value) {
   TESSERA_RETURN_IF_ERROR(map->ReadInt("nvlinkDomains", &node.nvlink_domains, 1, model::kMaxGpusPerNode));
   TESSERA_RETURN_IF_ERROR(map->ReadString("nvlinkGroup", &node.nvlink_group));
   TESSERA_RETURN_IF_ERROR(ReadSharing(*map, &node.sharing));
+  if (const std::optional<YamlValue> mig = map->Find("mig")) {
+    Result<std::vector<std::vector<std::string>>> layout = ParseMigLayout(*mig, node.gpus);
+    if (!layout.ok()) return layout.status();
+    node.gpu_mig = std::move(*layout);
+  }
   if (!node.nvlink_group.empty() && node.nvlink_domains != 1) {
     return map->Get("nvlinkDomains")
         ->Error("a node in a multi-node NVLink domain (nvlinkGroup) has no NVLink domains of its own");

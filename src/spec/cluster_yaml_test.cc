@@ -189,6 +189,20 @@ spec:
   EXPECT_THAT(bad.status().message(), HasSubstr("spec.generate.gpuSharing: unknown GPU sharing mode 'mig'"));
 }
 
+TEST(ClusterYamlTest, ReadsTheMigDevicesOfANodesGpus) {
+  const auto nodes = ParseClusterYaml(R"(apiVersion: tessera/v1
+kind: Cluster
+spec:
+  nodes:
+    - {name: a, gpus: 4, gpuModel: H100, gpuMemory: 80Gi, cpus: 8, memory: 64Gi, mig: {0: [1g.10gb, 3g.40gb], 3: [7g.80gb]}}
+)", "c.yaml");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_EQ((*nodes)[0].gpu_mig, (std::vector<std::vector<std::string>>{{"1g.10gb", "3g.40gb"}, {}, {}, {"7g.80gb"}}));
+  const Result<model::Cluster> cluster = model::Cluster::Build(*nodes);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  EXPECT_EQ(cluster->node(model::NodeId(0)).free_gpus(), 2) << "GPUs 0 and 3 are MIG devices only";
+}
+
 TEST(ClusterYamlTest, GeneratedNodesComeFirst) {
   const Result<std::vector<model::NodeSpec>> nodes = ParseClusterYaml(R"(apiVersion: tessera/v1
 kind: Cluster
@@ -280,6 +294,14 @@ INSTANTIATE_TEST_SUITE_P(
                    {"c.yaml:3:7: spec: a Cluster lists its nodes"}},
         BadCluster{"TwoDocuments", "apiVersion: tessera/v1\nkind: Cluster\nspec: {generate: {nodes: 1}}\n---\nkind: Cluster\n",
                    {"c.yaml:5:1: expected one Cluster document, found 2"}},
+        BadCluster{"MigGpuOutOfRange",
+                   "apiVersion: tessera/v1\nkind: Cluster\nspec:\n  nodes:\n"
+                   "    - {name: a, gpus: 2, gpuModel: H100, gpuMemory: 80Gi, cpus: 8, memory: 64Gi, mig: {2: [1g.10gb]}}\n",
+                   {"c.yaml:5:", "spec.nodes[0].mig: must be between 0 and 1, got 2"}},
+        BadCluster{"NotAMigProfile",
+                   "apiVersion: tessera/v1\nkind: Cluster\nspec:\n  nodes:\n"
+                   "    - {name: a, gpus: 2, gpuModel: H100, gpuMemory: 80Gi, cpus: 8, memory: 64Gi, mig: {0: [1g10gb]}}\n",
+                   {"c.yaml:5:", "spec.nodes[0].mig.0[0]: '1g10gb' is not a MIG profile"}},
         BadCluster{"DuplicateKey", "apiVersion: tessera/v1\nkind: Cluster\nspec:\n  generate: {nodes: 1, nodes: 2}\n",
                    {"c.yaml:4:24: spec.generate.nodes: field 'nodes' is written twice (first at c.yaml:4:14)"}}),
     [](const ::testing::TestParamInfo<BadCluster>& param) { return std::string(param.param.name); });

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "base/quantity.h"
-#include "model/mig.h"
+#include "spec/mig_yaml.h"
 #include "spec/yaml_util.h"
 
 namespace tessera::node {
@@ -70,28 +70,6 @@ Status ReadUtilization(const YamlValue& value, FakeGpuSpec& fake) {
         Percent(YamlValue(percent_node, value.source(), value.FieldPath(key.Scalar()), percent_node.Mark()));
     if (!percent.ok()) return percent.status();
     fake.utilization_by_gpu[*gpu] = *percent;
-  }
-  return Status::Ok();
-}
-
-// mig: {GPU: [profile, ...]}: those GPUs are in MIG mode with these devices.
-Status ReadMig(const YamlValue& value, FakeGpuSpec& fake) {
-  TESSERA_RETURN_IF_ERROR(YamlMap::Read(value).status());  // a map, no key twice
-  for (auto it = value.node().begin(); it != value.node().end(); ++it) {
-    const YAML::Node key = it->first;  // copies: `it` yields proxies
-    const YAML::Node devices = it->second;
-    Result<int> gpu = GpuIndex(YamlValue(key, value.source(), value.path(), key.Mark()), fake.count);
-    if (!gpu.ok()) return gpu.status();
-    const YamlValue list(devices, value.source(), value.FieldPath(key.Scalar()), devices.Mark());
-    Result<std::vector<YamlValue>> items = list.Items();
-    if (!items.ok()) return items.status();
-    if (items->empty()) return list.Error("a GPU in MIG mode has at least one device");
-    for (const YamlValue& item : *items) {
-      Result<std::string> profile = item.String();
-      if (!profile.ok()) return profile.status();
-      if (Result<model::MigProfile> parsed = model::ParseMigProfile(*profile); !parsed.ok()) return item.Error(parsed.status().message());
-      fake.mig_by_gpu[*gpu].push_back(*profile);
-    }
   }
   return Status::Ok();
 }
@@ -170,10 +148,10 @@ std::vector<GpuInfo> MakeGpuInfos(const FakeGpuSpec& spec) {
     GpuInfo gpu;
     gpu.index = i;
     gpu.uuid = FakeUuid("GPU", spec.label, std::to_string(i));
-    if (const auto mig = spec.mig_by_gpu.find(i); mig != spec.mig_by_gpu.end()) {
-      for (std::size_t d = 0; d < mig->second.size(); ++d) {
-        gpu.mig.push_back({mig->second[d], FakeUuid("MIG", spec.label, std::to_string(i) + "/" + std::to_string(d))});
-      }
+    const std::vector<std::string> none;
+    const std::vector<std::string>& mig = static_cast<std::size_t>(i) < spec.mig.size() ? spec.mig[static_cast<std::size_t>(i)] : none;
+    for (std::size_t d = 0; d < mig.size(); ++d) {
+      gpu.mig.push_back({mig[d], FakeUuid("MIG", spec.label, std::to_string(i) + "/" + std::to_string(d))});
     }
     gpu.model = spec.model;
     gpu.name = "NVIDIA " + spec.model + " " + FormatBytes(spec.memory_bytes) + " (fake)";
@@ -352,7 +330,11 @@ Result<FakeGpuSpec> ParseFakeGpuSpec(std::string_view text, std::string_view sou
     TESSERA_RETURN_IF_ERROR(map->ReadInt("nvlinkDomainSize", &fake.gpus_per_nvlink_domain, 0, kMaxGpus));
     TESSERA_RETURN_IF_ERROR(map->ReadInt("numaNodes", &fake.numa_nodes, 1, kMaxNumaNodes));
     if (const std::optional<YamlValue> fabric = map->Find("fabric")) TESSERA_RETURN_IF_ERROR(ReadFabric(*fabric, fake));
-    if (const std::optional<YamlValue> mig = map->Find("mig")) TESSERA_RETURN_IF_ERROR(ReadMig(*mig, fake));
+    if (const std::optional<YamlValue> mig = map->Find("mig")) {
+      Result<std::vector<std::vector<std::string>>> layout = spec::ParseMigLayout(*mig, fake.count);
+      if (!layout.ok()) return layout.status();
+      fake.mig = std::move(*layout);
+    }
     if (const std::optional<YamlValue> utilization = map->Find("utilization")) {
       TESSERA_RETURN_IF_ERROR(ReadUtilization(*utilization, fake));
     }

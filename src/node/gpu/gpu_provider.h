@@ -119,7 +119,7 @@ struct FakeGpuSpec {
   unsigned int fabric_clique = 0;                       // ...as NVML's fabric information reports it
   double utilization_percent = 0;              // reported by Sample() for every GPU...
   std::map<int, double> utilization_by_gpu{};  // ...but those listed here
-  std::map<int, std::vector<std::string>> mig_by_gpu{};  // GPUs in MIG mode: their devices' profiles
+  std::vector<std::vector<std::string>> mig{};  // by GPU: its MIG devices' profiles (empty or absent: not in MIG mode)
   std::vector<FakeFault> faults{};
   std::string label = "fake";  // names the fake in Describe and seeds its UUIDs: one per node
   std::string fault_file{};    // read by PollFaults when not empty (fake_gpu_provider.h)
