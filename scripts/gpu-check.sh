@@ -10,7 +10,9 @@
 #      shows the cap and a tensor past it raises OutOfMemoryError;
 #   4. compute shares: the probe alone, then two probes sharing the GPU at
 #      30% and 70%, each reporting kernels per second (share = rate / alone);
-#   5. overhead: alloc+free and kernel launch, with and without the shim.
+#   5. overhead: alloc+free and kernel launch, with and without the shim;
+#   6. MIG, where a GPU is already in MIG mode: a task that asks for a profile
+#      runs on one of the node's devices, named by UUID, and sees its memory.
 # Prints every figure; exits non-zero when a check fails, 77 without a GPU.
 # Usage: scripts/gpu-check.sh   (builds build/release first; about 2 minutes)
 set -uo pipefail
@@ -108,5 +110,34 @@ for mode in plain shim; do
   l=$(for _ in 1 2 3; do field kernels_per_s "$(run $PROBE launch 2 --blocks 1 --iterations 1)"; done | median)
   echo "$mode: alloc+free of 2 MiB ${a} ns; ${l} empty kernels/s"
 done
+
+echo "== 6. MIG (only where a GPU is already in MIG mode: this script never partitions a GPU)"
+mig=$(nvidia-smi -L | sed -n 's/^ *MIG \([^ ]*\) *Device *[0-9]*: (UUID: \(MIG-[^)]*\))$/\1 \2/p' | head -1)
+if [ -z "$mig" ]; then
+  echo "SKIP MIG: no GPU is in MIG mode (as root: nvidia-smi -i 0 -mig 1; nvidia-smi mig -i 0 -cgi 1g.18gb -C; then rerun)"
+else
+  profile=${mig%% *}
+  $BIN/tessera up --listen 127.0.0.1:$port --data-dir "$WORK/up-mig" >"$WORK/up-mig.log" 2>&1 &
+  UP=$!
+  export TESSERA_TOKEN_FILE=$WORK/up-mig/admin.token TESSERA_CA_FILE=$WORK/up-mig/tls/ca.crt TESSERA_SERVER=https://127.0.0.1:$port
+  for _ in $(seq 50); do $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null && break; sleep 0.2; done
+  $BIN/tessera nodes -o json | jq -c '[.nodes[0].gpus[] | select(.mig) | {index, mig}]'
+  job=$($BIN/tessera submit -o json --name mig-check --mig "$profile" -- \
+        sh -c 'echo visible=$CUDA_VISIBLE_DEVICES; exec "$0" info' "$PWD/$PROBE" | jq -r '.jobs[0].id')
+  state=pending
+  for _ in $(seq 300); do
+    state=$($BIN/tessera describe -o json "$job" | jq -r .state)
+    { [ "$state" = succeeded ] || [ "$state" = failed ]; } && break
+    sleep 0.2
+  done
+  out=$($BIN/tessera logs "$job"); echo "$out"
+  device=$($BIN/tessera describe -o json "$job" | jq -r '.tasks[0].migDevice // ""')
+  ran=0; [ "$state" = succeeded ] && [ -n "$device" ] && grep -q "visible=$device" <<<"$out" && nvidia-smi -L | grep -q "$device" && ran=1
+  check "a $profile task ran on a MIG device of the node, named by its UUID (state $state, device ${device:-none})" "[ $ran = 1 ]"
+  gpu_bytes=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) * 1048576 ))
+  seen=$(field total "$out")
+  check "the task saw its device's memory (${seen:-?} bytes), not the GPU's ($gpu_bytes)" "[ -n \"$seen\" ] && [ \"${seen%.*}\" -lt $gpu_bytes ]"
+  kill $UP 2>/dev/null; wait $UP 2>/dev/null
+fi
 
 exit $fail
