@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <set>
 
+#include "model/mig.h"
+
 namespace tessera::cli::slurm {
 namespace {
 
@@ -239,8 +241,20 @@ Result<json> TranslateToJob(const SbatchOptions& o, const SubmitContext& c) {
                                                           : "wrap";
 
   json resources = json::object();
-  if (a.gpus_per_node > 0) resources["gpus"] = a.gpus_per_node;
-  if (!a.gpu_model.empty()) {
+  // --gres=gpu:1g.10gb:1, as Slurm's NVML autodetection names MIG devices:
+  // a MIG device of that profile (docs/gpu-sharing.md, "MIG").
+  std::string profile = a.gpu_model;
+  std::transform(profile.begin(), profile.end(), profile.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (!profile.empty() && model::ParseMigProfile(profile).ok()) {
+    if (a.gpus_per_node != 1) {
+      return Error(o, "gres", "asks " + std::to_string(a.gpus_per_node) + " MIG devices of " + profile +
+                                  " per node; a Tessera allocation holds one MIG device on each node (CUDA shows a process one)");
+    }
+    resources["mig"] = profile;
+  } else if (a.gpus_per_node > 0) {
+    resources["gpus"] = a.gpus_per_node;
+  }
+  if (!a.gpu_model.empty() && !resources.contains("mig")) {
     if (a.gpus_per_node == 0) return Error(o, o.constraint.empty() ? "gres" : "constraint", "names a GPU model, but the job asks no GPUs");
     resources["gpuModel"] = a.gpu_model;
   }

@@ -137,6 +137,15 @@ TEST(SbatchJobTest, ConstraintAndChdir) {
   EXPECT_EQ(job["spec"]["tasks"][0]["workingDir"], "/home/alice/out");
 }
 
+TEST(SbatchJobTest, AMigGresTypeAsksForAMigDevice) {
+  const Result<json> r = Translate("#SBATCH --gres=gpu:1g.10gb:1");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)["spec"]["tasks"][0]["resources"], (json{{"mig", "1g.10gb"}}));
+  EXPECT_EQ(ErrorOf("#SBATCH --gres=gpu:3g.40gb:2"),
+            "train.sh:1: --gres: asks 2 MIG devices of 3g.40gb per node; a Tessera allocation holds one MIG device on each node "
+            "(CUDA shows a process one)");
+}
+
 TEST(SbatchJobTest, ErrorsNameTheOptionAndItsLine) {
   EXPECT_EQ(ErrorOf("#SBATCH -N 3\n#SBATCH --gpus=4"),
             "train.sh:2: --gpus: 4 GPUs do not divide evenly over 3 nodes; every node of a Tessera allocation holds the same GPUs (use --gpus-per-node)");
