@@ -18,8 +18,10 @@ cleanup() {
   local status=$?
   for c in "${CLEANUPS[@]}"; do eval "$c" || true; done
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  # Tasks a killed agent left behind carry the test's marker.
-  pkill -9 -f "e2e-$$" 2>/dev/null || true
+  # Tasks a killed agent left behind carry the test's marker, e2e-PID: not
+  # followed by a digit, or a test would kill the tasks of one whose pid
+  # its own begins (an array element of e2e_job_arrays died so, with 137).
+  pkill -9 -f "e2e-$$([^0-9]|\$)" 2>/dev/null || true
   if [ "$status" -ne 0 ]; then
     echo "--- test failed ($status); logs in $WORK" >&2
     for f in "$WORK"/*.log; do echo "=== $f" >&2; tail -n 30 "$f" >&2; done

@@ -22,14 +22,14 @@ spec:
   tasks:
   - name: m
     resources: {mig: $2}
-    command: [sh, -c, 'echo visible=\$CUDA_VISIBLE_DEVICES sharing=\$TESSERA_GPU_SHARING; until [ -e $release ]; do sleep 0.1; done']
+    command: [sh, -c, 'echo visible=\$CUDA_VISIBLE_DEVICES sharing=\$TESSERA_GPU_SHARING; until [ -e $release ]; do sleep 0.1; done', e2e-$$]
 YAML
   submit "$WORK/$1.yaml"
 }
 a=$(mig_job small-a 1g.10gb)
 b=$(mig_job small-b 1g.10gb)
-big=$("$TESSERA" submit -o json --name big --mig 3g.40gb -- sh -c "until [ -e $release ]; do sleep 0.1; done" | jq -r '.jobs[0].id')
-whole=$("$TESSERA" submit -o json --name whole --gpus 3 -- sh -c "until [ -e $release ]; do sleep 0.1; done" | jq -r '.jobs[0].id')
+big=$("$TESSERA" submit -o json --name big --mig 3g.40gb -- sh -c "until [ -e $release ]; do sleep 0.1; done" "e2e-$$" | jq -r '.jobs[0].id')
+whole=$("$TESSERA" submit -o json --name whole --gpus 3 -- sh -c "until [ -e $release ]; do sleep 0.1; done" "e2e-$$" | jq -r '.jobs[0].id')
 # Last: waiting at the head of the queue, it would hold the node for itself.
 c=$(mig_job small-c 1g.10gb)
 wait_until 30 job_state_is "$a" running
