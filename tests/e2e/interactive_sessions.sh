@@ -41,7 +41,9 @@ out=$("${PTY[@]}" 30 'expect:tty-ok' -- "$TESSERA" exec "$job" -- sh -c 'test -t
 log "exec: a terminal when the caller has one"
 
 # port-forward: the job's web server, reached from here through the API.
-as alice port-forward "$job" "$local_port:$web" >"$WORK/forward.log" 2>&1 &
+# The binary itself in the background (not the `as` function's subshell), so
+# that $! is its pid and cleanup's kill reaches it.
+TESSERA_TOKEN=${TOKEN[alice]} "$TESSERA" port-forward "$job" "$local_port:$web" >"$WORK/forward.log" 2>&1 &
 PIDS+=("$!")
 disown "$!"
 wait_until 20 grep -q Forwarding "$WORK/forward.log"
