@@ -14,21 +14,12 @@ wait_until 20 nodes_ready 1
 
 release="$WORK/release"
 mig_job() {  # NAME PROFILE
-  cat >"$WORK/$1.yaml" <<YAML
-apiVersion: tessera/v1
-kind: Job
-metadata: {name: $1}
-spec:
-  tasks:
-  - name: m
-    resources: {mig: $2}
-    command: [sh, -c, 'echo visible=\$CUDA_VISIBLE_DEVICES sharing=\$TESSERA_GPU_SHARING; until [ -e $release ]; do sleep 0.1; done', e2e-$$]
-YAML
-  submit "$WORK/$1.yaml"
+  submit --name "$1" --mig "$2" -- \
+    sh -c 'echo visible=$CUDA_VISIBLE_DEVICES sharing=$TESSERA_GPU_SHARING; until [ -e "$0" ]; do sleep 0.1; done' "$release" "e2e-$$"
 }
 a=$(mig_job small-a 1g.10gb)
 b=$(mig_job small-b 1g.10gb)
-big=$("$TESSERA" submit -o json --name big --mig 3g.40gb -- sh -c "until [ -e $release ]; do sleep 0.1; done" "e2e-$$" | jq -r '.jobs[0].id')
+big=$(mig_job big 3g.40gb)
 whole=$("$TESSERA" submit -o json --name whole --gpus 3 -- sh -c "until [ -e $release ]; do sleep 0.1; done" "e2e-$$" | jq -r '.jobs[0].id')
 # Last: waiting at the head of the queue, it would hold the node for itself.
 c=$(mig_job small-c 1g.10gb)

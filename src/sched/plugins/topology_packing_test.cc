@@ -207,14 +207,7 @@ TEST_F(TopologyPackingTest, AFractionSharesOnlyAGpuSharedTheSameWay) {
 }
 
 TEST_F(TopologyPackingTest, AnExclusiveNodeTakesNoFractions) {
-  std::vector<model::NodeSpec> specs(2);
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    specs[i].name = "n" + std::to_string(i);
-    specs[i].gpus = 8;
-    specs[i].gpu_memory = 80 * kGiB;
-    specs[i].cpu_milli = 64000;
-    specs[i].memory = 512 * kGiB;
-  }
+  std::vector<model::NodeSpec> specs = model::GenerateNodes(fixtures::Shape(2, 8));
   specs[0].sharing = {};  // exclusive
   model::Cluster cluster = *model::Cluster::Build(specs);
   ASSERT_TRUE(Place(MakeJob({.gpu_milli = 500, .gpu_memory = kGiB}), cluster));
@@ -227,14 +220,9 @@ TEST_F(TopologyPackingTest, AnExclusiveNodeTakesNoFractions) {
 
 // One node of four GPUs; GPU 0 is in MIG mode with two 1g.10gb devices and a 3g.40gb.
 model::Cluster MigCluster() {
-  model::NodeSpec spec;
-  spec.name = "mig-node";
-  spec.gpus = 4;
-  spec.gpu_memory = 80 * kGiB;
-  spec.cpu_milli = 64000;
-  spec.memory = 512 * kGiB;
-  spec.gpu_mig = {{"1g.10gb", "1g.10gb", "3g.40gb"}};
-  return *model::Cluster::Build({spec});
+  std::vector<model::NodeSpec> specs = model::GenerateNodes(fixtures::Shape(1, 4));
+  specs[0].gpu_mig = {{"1g.10gb", "1g.10gb", "3g.40gb"}};
+  return *model::Cluster::Build(specs);
 }
 
 model::Job MigJob(const std::string& profile) {
@@ -280,14 +268,7 @@ TEST_F(TopologyPackingTest, AMigTaskFindsItsDeviceBehindManySharedGpus) {
   // 200 GPUs half held by vGPU fractions come first in the shared-GPU index
   // (500 free milli each, against the MIG GPU's 1000): more than a fraction
   // scans before it opens a whole GPU, which a MIG task cannot do.
-  std::vector<model::NodeSpec> specs(201);
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    specs[i].name = "n" + std::to_string(i);
-    specs[i].gpus = 1;
-    specs[i].gpu_memory = 80 * kGiB;
-    specs[i].cpu_milli = 64000;
-    specs[i].memory = 512 * kGiB;
-  }
+  std::vector<model::NodeSpec> specs = model::GenerateNodes(fixtures::Shape(201, 1));
   specs.back().gpu_mig = {{"1g.10gb"}};
   model::Cluster cluster = *model::Cluster::Build(specs);
   for (std::int32_t n = 0; n < 200; ++n) cluster.Allocate(GpuFraction(cluster, n, 0, 500, kGiB));
