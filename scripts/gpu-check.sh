@@ -121,6 +121,8 @@ else
   UP=$!
   export TESSERA_TOKEN_FILE=$WORK/up-mig/admin.token TESSERA_CA_FILE=$WORK/up-mig/tls/ca.crt TESSERA_SERVER=https://127.0.0.1:$port
   for _ in $(seq 50); do $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null && break; sleep 0.2; done
+  $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null ||
+    echo "gpu-check: tessera up had no node after 10 s (its log: $WORK/up-mig.log)" >&2
   $BIN/tessera nodes -o json | jq -c '[.nodes[0].gpus[] | select(.mig) | {index, mig}]'
   job=$($BIN/tessera submit -o json --name mig-check --mig "$profile" -- \
         sh -c 'echo visible=$CUDA_VISIBLE_DEVICES; exec "$0" info' "$PWD/$PROBE" | jq -r '.jobs[0].id')
@@ -130,6 +132,7 @@ else
     { [ "$state" = succeeded ] || [ "$state" = failed ]; } && break
     sleep 0.2
   done
+  [ "$state" = succeeded ] || [ "$state" = failed ] || echo "gpu-check: the MIG job was still $state after 60 s" >&2
   out=$($BIN/tessera logs "$job"); echo "$out"
   device=$($BIN/tessera describe -o json "$job" | jq -r '.tasks[0].migDevice // ""')
   ran=0; [ "$state" = succeeded ] && [ -n "$device" ] && grep -q "visible=$device" <<<"$out" && nvidia-smi -L | grep -q "$device" && ran=1
