@@ -47,6 +47,7 @@ void AddBenchCommand(CLI::App& app) {
   control->add_option("--max-ended-jobs", cp->max_ended_jobs, "The server's --max-ended-jobs (default: its own)");
   control->add_flag("--hold", cp->hold, "Submit everything before the agents join (Slurm's burst)");
   control->add_flag("--tls", cp->tls, "TLS on every connection, agents with mutual TLS (what TLS costs)");
+  control->add_option("--tessera", cp->tessera, "The binary to run as the server (default: this one), to compare two builds");
   control->add_flag("--json", *json, "print one JSON object");
   control->callback([cp, json] {
     const bench::ControlPlaneBenchResult result = bench::RunControlPlaneBench(*cp);
