@@ -294,6 +294,10 @@ void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
                   "(default: vgpu,timeslice, and mps where nvidia-cuda-mps-control is installed)");
   cmd->add_option("--vgpu-library", args->agent.sharing.vgpu_library,
                   "The vGPU shim (default: libtessera-vgpu.so beside the tessera binary)");
+  cmd->add_option("--supervisor", args->agent.supervisor,
+                  "The per-task supervisor that lets tasks outlive the agent (default: tessera-supervise beside the tessera binary)");
+  cmd->add_flag("--stop-tasks-on-exit", args->agent.stop_tasks_on_exit,
+                "Stop the node's tasks when the agent stops (default: leave them to their supervisors; the next agent adopts them)");
   cmd->add_option("--max-burst", args->max_burst_s, "Seconds a vGPU task may hold memory past its cap")
       ->capture_default_str();
   cmd->add_option("--gpu-recheck", args->agent.gpu_health.recheck_after,
@@ -357,6 +361,7 @@ void RunUp(UpArgs& args) {
     a.agent.server = url;
     a.agent.name = "node-" + std::to_string(i);
     a.agent.address = "127.0.0.1";
+    a.agent.stop_tasks_on_exit = true;  // Ctrl-C stops the whole cluster, its tasks too
     a.agent.data_dir = (std::filesystem::path(args.server.server.data_dir) / "agents" / a.agent.name).string();
     if (server->plane().access_enabled() && !std::filesystem::exists(std::filesystem::path(a.agent.data_dir) / "credential")) {
       if (join_token.empty()) join_token = OrFail(server->plane().IssueToken("tessera up", auth::Role::kNodeJoin, "the local agents of tessera up"));

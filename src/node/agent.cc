@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 
 #include "api/json_reader.h"
 #include "base/backoff.h"
+#include "base/self_path.h"
 #include "metrics/exposition.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -26,6 +28,7 @@
 #include "node/interactive/task_terminal.h"
 #include "node/node_metrics.h"
 #include "node/launch/cgroups.h"
+#include "node/launch/supervisor_protocol.h"
 #include "node/launch/task_process.h"
 #include "node/task_journal.h"
 #include "vgpu/memory_ledger.h"
@@ -69,6 +72,7 @@ struct LocalTask {
   std::string message;
   bool terminating = false;
   bool evicting = false;              // being stopped by the node's own rules (a burst not given back)
+  bool left_running = false;          // left to its supervisor as the agent stops
   std::string log_base;               // <logs>/<job>/<task>.<attempt>
   std::string progress_file;          // TESSERA_PROGRESS_FILE: the task touches it to show progress
   std::string checkpoint_file;        // TESSERA_CHECKPOINT_FILE: ...and this one once it wrote a checkpoint
@@ -110,10 +114,14 @@ class Agent::Impl {
     Result<TaskJournal> journal = TaskJournal::Open((fs::path(options_.data_dir) / "journal").string());
     if (!journal.ok()) return journal.status();
     journal_ = std::move(*journal);
-    KillLeftovers();
+    tasks_dir_ = fs::absolute(fs::path(options_.data_dir) / "tasks", ec);
+    FindSupervisor();
     if (std::ifstream in(CredentialPath()); in) std::getline(in, credential_);
     sessions_ = std::make_unique<NodeSessions>(NodeSessionsOptions{options_.name, servers_, tls_, [this] { return Token(); }});
-    return ServeMetrics();
+    TESSERA_RETURN_IF_ERROR(ServeMetrics());
+    // Last: once adopted, a task must not be killed by a start that fails after all.
+    AdoptLeftovers();
+    return Status::Ok();
   }
 
   std::string Describe() const {
@@ -291,15 +299,74 @@ class Agent::Impl {
     return Status::Ok();
   }
 
-  // Tasks a previous agent started: their processes are not our children, so
-  // we cannot supervise them. Kill what is left and report them lost.
-  void KillLeftovers() {
+  // tessera-supervise beside this program unless told; without it tasks still
+  // run, but die with the agent's restart.
+  void FindSupervisor() {
+    const std::string path = options_.supervisor.empty() ? BesideThisProgram(kSupervisorBinary) : options_.supervisor;
+    if (access(path.c_str(), X_OK) != 0) {
+      findings_.push_back("no task supervisor at " + path + " (" + std::strerror(errno) +
+                          "): tasks run without one, and an agent restart stops them");
+      return;
+    }
+    std::error_code ec;
+    supervisor_ = fs::absolute(path, ec).string();
+    findings_.push_back("tasks run under " + supervisor_ + ": they outlive an agent restart");
+  }
+
+  // A task's state directory (its supervisor's records) and cgroup: both
+  // named by the key alone, so that an agent adopting a task finds them
+  // before it knows anything else about it.
+  std::string StateDir(const api::TaskKey& key) const {
+    return (tasks_dir_ / (std::to_string(key.job) + "." + std::to_string(key.attempt) + "." + std::to_string(key.task))).string();
+  }
+  static std::string CgroupName(const api::TaskKey& key) {
+    return "job" + std::to_string(key.job) + "-task" + std::to_string(key.task) + "-a" + std::to_string(key.attempt);
+  }
+  // The task's cgroup if it was launched into one; "" otherwise.
+  std::string ExistingCgroup(const api::TaskKey& key) const {
+    if (!cgroups_) return "";
+    const std::vector<std::string> procs = cgroups_->ProcsFiles(CgroupName(key));
+    return !procs.empty() && fs::exists(procs.front()) ? CgroupName(key) : "";
+  }
+  // Once the journal holds a task's end, its state directory and cgroup go.
+  void ForgetEnded(const api::TaskKey& key) {
+    std::error_code ec;
+    fs::remove_all(StateDir(key), ec);
+    if (cgroups_) cgroups_->Remove(CgroupName(key));
+  }
+
+  // Tasks a previous agent started and never saw end. A supervised one is
+  // adopted: still running, or ended while no agent watched, with the exit
+  // status its supervisor recorded (reported from the journal as any end).
+  // What cannot be adopted -- an interactive task, a task whose supervisor was
+  // killed -- is killed and will be reported lost.
+  void AdoptLeftovers() {
+    std::size_t ended = 0;
     for (const auto& [key, entry] : journal_.Unfinished()) {
-      if (entry.pid > 0 && kill(-entry.pid, 0) == 0) kill(-entry.pid, SIGKILL);
+      const std::string dir = StateDir(key);
+      if (const std::optional<int> code = TaskProcess::RecordedExit(dir)) {
+        journal_.RecordEnd(key, *code);
+        ForgetEnded(key);
+        ++ended;
+        continue;
+      }
+      Result<std::unique_ptr<TaskProcess>> adopted = TaskProcess::Adopt(dir, ExistingCgroup(key));
+      if (adopted.ok()) {
+        adopted_.emplace(key, std::move(*adopted));
+        continue;
+      }
+      if (fs::exists(dir)) {
+        TaskProcess::KillSupervised(dir);
+      } else if (entry.pid > 0 && kill(-entry.pid, 0) == 0) {
+        kill(-entry.pid, SIGKILL);  // launched without a supervisor: its group
+      }
       journal_.RecordEnd(key, 137);
+      ForgetEnded(key);
       leftovers_.insert(key);
     }
-    if (!leftovers_.empty()) findings_.push_back(std::to_string(leftovers_.size()) + " tasks of a previous agent were stopped and will be reported lost");
+    if (!adopted_.empty()) findings_.push_back("adopted " + std::to_string(adopted_.size()) + " running tasks of a previous agent");
+    if (ended > 0) findings_.push_back(std::to_string(ended) + " tasks of a previous agent ended while no agent ran; their exits will be reported");
+    if (!leftovers_.empty()) findings_.push_back(std::to_string(leftovers_.size()) + " tasks of a previous agent could not be adopted; they were stopped and will be reported lost");
   }
 
   // The node's credential once it has one, else the join token (or nothing,
@@ -435,13 +502,17 @@ class Agent::Impl {
       if (!status) continue;
       t.exited = true;
       t.exit_code = *status;
+      if (t.process->supervisor_lost()) {
+        t.lost = true;  // not the task's doing: requeued without using up a restart
+        t.message = "the task's supervisor was killed, and the task with it";
+      }
       sessions_->Withdraw(key);
       sharing_->Release(t.assignment);
-      if (cgroups_ && !t.process->cgroup().empty()) {
-        if (cgroups_->OomKilled(t.process->cgroup())) t.message = "killed: out of memory (limit " + std::to_string(t.assignment.memory) + " bytes)";
-        cgroups_->Remove(t.process->cgroup());
+      if (cgroups_ && !t.process->cgroup().empty() && cgroups_->OomKilled(t.process->cgroup())) {
+        t.message = "killed: out of memory (limit " + std::to_string(t.assignment.memory) + " bytes)";
       }
       journal_.RecordEnd(key, t.exit_code);
+      ForgetEnded(key);
       changed = true;
     }
     // Start what is assigned and not yet here.
@@ -449,14 +520,21 @@ class Agent::Impl {
       if (tasks_.contains(a.key)) continue;
       LocalTask t;
       t.assignment = a;
-      t.log_base = (fs::path(options_.data_dir) / "logs" / std::to_string(a.key.job) /
-                    (a.task_name + "." + std::to_string(a.key.attempt))).string();
-      if (leftovers_.contains(a.key) || journal_.Find(a.key) != nullptr) {
+      // Shipped from here even for a task that ended while no agent ran.
+      t.log_base = (fs::path(options_.data_dir) / "logs" / std::to_string(a.key.job) / (a.task_name + "." + std::to_string(a.key.attempt))).string();
+      const TaskJournal::Entry* started = journal_.Find(a.key);
+      if (auto adopted = adopted_.extract(a.key)) {
+        Resume(t, std::move(adopted.mapped()));
+      } else if (leftovers_.contains(a.key) || (started != nullptr && !started->ended)) {
         // Started once already, by us or an agent before us: never twice.
         t.exited = true;
         t.lost = true;
         t.exit_code = 137;
-        t.message = "the agent restarted while the task ran";
+        t.message = "the agent restarted while the task ran, and could not adopt it";
+      } else if (started != nullptr) {
+        // Ended, perhaps while no agent ran: how it ended is in the journal.
+        t.exited = true;
+        t.exit_code = started->exit_code;
       } else if (GpusBusy(a)) {
         continue;  // a stopping task still holds its GPUs; start once it is gone
       } else {
@@ -465,7 +543,38 @@ class Agent::Impl {
       tasks_.emplace(a.key, std::move(t));
       changed = true;
     }
+    changed = StopUnwantedAdopted() || changed;
     return changed;
+  }
+
+  // An adopted task, now driven as one this agent launched.
+  void Resume(LocalTask& t, std::unique_ptr<TaskProcess> process) {
+    LaunchSpec spec;
+    if (Status shared = BuildSpec(t, spec); !shared.ok()) {
+      Log(options_.name, t.assignment.task_name + " of job " + std::to_string(t.assignment.key.job) + ": adopted, but " + shared.message());
+    }
+    std::error_code ec;
+    const fs::file_time_type launched = fs::last_write_time(fs::path(StateDir(t.assignment.key)) / kSupervisorPidsFile, ec);
+    if (!ec) t.started = launched;  // progress counts from the launch, not from the adoption
+    t.process = std::move(process);
+    Publish(t, spec);
+  }
+
+  // Adopted tasks the server no longer assigns here (cancelled or requeued
+  // while no agent ran): stopped as any task that is no longer assigned.
+  bool StopUnwantedAdopted() {
+    for (auto& [key, process] : adopted_) {
+      LocalTask t;
+      t.assignment.key = key;
+      t.process = std::move(process);
+      Log(options_.name, "job " + std::to_string(key.job) + " task " + std::to_string(key.task) +
+                             ": adopted, but no longer assigned here; stopping it");
+      Stop(t);
+      tasks_.emplace(key, std::move(t));
+    }
+    const bool any = !adopted_.empty();
+    adopted_.clear();
+    return any;
   }
 
   // A task the server no longer assigns here (preempted, drained, requeued,
@@ -525,9 +634,11 @@ class Agent::Impl {
     return false;
   }
 
-  void Launch(LocalTask& t) {
+  // The task's program, environment, files and limits, as launched (and as
+  // `tessera exec` starts a process beside it). Returns the sharing mode's
+  // failure, if any; the spec is complete all the same.
+  Status BuildSpec(LocalTask& t, LaunchSpec& spec) {
     const api::Assignment& a = t.assignment;
-    LaunchSpec spec;
     spec.argv = a.command;
     spec.env = a.env;
     std::string visible;
@@ -552,12 +663,6 @@ class Agent::Impl {
     t.started = fs::file_time_type::clock::now();
     spec.env["TESSERA_PROGRESS_FILE"] = t.progress_file;
     spec.env["TESSERA_CHECKPOINT_FILE"] = t.checkpoint_file;
-    if (Status shared = sharing_->Prepare(a, spec.env); !shared.ok()) {
-      t.exited = true;
-      t.exit_code = 127;
-      t.message = "cannot share the GPU: " + shared.message();
-      return;
-    }
     spec.working_dir = !a.working_dir.empty() ? a.working_dir
                                               : (fs::path(options_.data_dir) / "work" / (std::to_string(a.key.job) + "-" + a.task_name)).string();
     spec.stdout_path = t.log_base + ".stdout";
@@ -567,7 +672,24 @@ class Agent::Impl {
     if (interactive) spec.stdio = LaunchSpec::Stdio::kTerminal;
     spec.cpu_milli = a.cpu_milli;
     spec.memory_bytes = a.memory;
-    spec.cgroup_name = "job" + std::to_string(a.key.job) + "-" + a.task_name + "-a" + std::to_string(a.key.attempt);
+    spec.cgroup_name = CgroupName(a.key);
+    if (!supervisor_.empty() && !interactive) {
+      spec.supervisor = supervisor_;
+      spec.state_dir = StateDir(a.key);
+    }
+    const Status shared = sharing_->Prepare(a, spec.env);
+    return shared.ok() ? shared : Status(shared.code(), "cannot share the GPU: " + shared.message());
+  }
+
+  void Launch(LocalTask& t) {
+    const api::Assignment& a = t.assignment;
+    LaunchSpec spec;
+    if (Status shared = BuildSpec(t, spec); !shared.ok()) {
+      t.exited = true;
+      t.exit_code = 127;
+      t.message = shared.message();
+      return;
+    }
     journal_.RecordStart(a.key);
     const bool limits = cgroups_ && (cgroups_->support().cpu || cgroups_->support().memory);
     Result<std::unique_ptr<TaskProcess>> process = TaskProcess::Launch(spec, limits ? cgroups_.get() : nullptr);
@@ -576,14 +698,20 @@ class Agent::Impl {
       t.exit_code = 127;
       t.message = process.status().message();
       journal_.RecordEnd(a.key, t.exit_code);
+      ForgetEnded(a.key);
       return;
     }
     t.process = std::move(*process);
     journal_.RecordPid(a.key, t.process->pid());
-    if (interactive) t.terminal = std::make_shared<TaskTerminal>(t.process->terminal(), spec.stdout_path);
+    if (spec.stdio == LaunchSpec::Stdio::kTerminal) t.terminal = std::make_shared<TaskTerminal>(t.process->terminal(), spec.stdout_path);
+    Publish(t, spec);
+  }
+
+  // `tessera exec`, attach and port-forward reach the task from now on.
+  void Publish(const LocalTask& t, const LaunchSpec& spec) {
     SessionTarget target{spec, {}, t.log_base, t.terminal};
     if (!t.process->cgroup().empty()) target.cgroup = cgroups_->ProcsFiles(t.process->cgroup());
-    sessions_->Publish(a.key, std::move(target));
+    sessions_->Publish(t.assignment.key, std::move(target));
   }
 
   // An interactive session nobody has used for its idle timeout is hung up,
@@ -651,6 +779,7 @@ class Agent::Impl {
   void ShipLogs(net::HttpClient& client) {
     // Stopping tasks too: what a task prints while it checkpoints belongs in its log.
     for (auto& [key, t] : tasks_) {
+      if (t.log_base.empty()) continue;  // adopted and unwanted: its log is not known here
       const char* streams[2] = {"stdout", "stderr"};
       for (int s = 0; s < 2; ++s) {
         const std::string path = t.log_base + "." + streams[s];
@@ -679,22 +808,40 @@ class Agent::Impl {
     }
   }
 
+  // Supervised tasks are left running for the next agent, unless the agent
+  // was told to stop them; the others end with the agent.
   void Shutdown() {
-    Log(options_.name, "stopping " + std::to_string(tasks_.size()) + " tasks");
-    for (auto& [key, t] : tasks_) {
-      if (!t.exited && !t.terminating) t.process->Terminate(options_.grace);
-      t.terminating = true;
+    if (options_.stop_tasks_on_exit) {
+      StopUnwantedAdopted();
+    } else {
+      for (auto& [key, process] : adopted_) process->Detach();
     }
+    std::size_t left = 0, stopping = 0;
+    for (auto& [key, t] : tasks_) {
+      if (t.exited) continue;
+      if (!options_.stop_tasks_on_exit && t.process->supervised()) {
+        t.process->Detach();
+        t.left_running = true;
+        ++left;
+        continue;
+      }
+      if (!t.terminating) t.process->Terminate(options_.grace);
+      t.terminating = true;
+      ++stopping;
+    }
+    Log(options_.name, "stopping " + std::to_string(stopping) + " tasks" +
+                           (left > 0 ? "; " + std::to_string(left) + " left running under their supervisors for the next agent" : ""));
     const auto deadline = std::chrono::steady_clock::now() + options_.grace + std::chrono::seconds(2);
     bool running = true;
     while (running && std::chrono::steady_clock::now() < deadline) {
       running = false;
       for (auto& [key, t] : tasks_) {
-        if (t.exited) continue;
+        if (t.exited || t.left_running) continue;
         t.process->KillIfOverdue();
         if (const std::optional<int> status = t.process->Poll()) {
           t.exited = true;
           journal_.RecordEnd(key, *status);
+          ForgetEnded(key);
         } else {
           running = true;
         }
@@ -728,6 +875,9 @@ class Agent::Impl {
   api::NodeInventory inventory_;
   std::vector<std::string> findings_;
   std::set<api::TaskKey> leftovers_;
+  std::string supervisor_;   // tessera-supervise's absolute path; empty: none
+  fs::path tasks_dir_;       // the tasks' state directories, absolute
+  std::map<api::TaskKey, std::unique_ptr<TaskProcess>> adopted_;  // until the assignment set names them
   std::map<api::TaskKey, LocalTask> tasks_;
   std::atomic<bool> registered_{false};
   std::string last_error_;

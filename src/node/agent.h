@@ -16,10 +16,18 @@
 //
 // Exactly-once start: every start is written to a journal before the process
 // is launched. A task of the same (job, attempt, task) is never started a
-// second time; if the agent restarts while a task runs, the new agent kills
-// what is left of it and reports it lost, and the server requeues the run.
-// A server restart does not disturb running tasks: the agent keeps polling
-// and reconciles against the recovered assignment set.
+// second time.
+//
+// Tasks outlive the agent: each runs under its own tessera-supervise
+// (node/launch/supervisor_protocol.h), which waits for it and records its exit
+// status in the task's state directory. An agent that crashes, is killed or
+// is upgraded leaves its tasks running; the next one re-adopts them from the
+// journal and their state directories, and reports the exits that happened
+// while it was down. Only what cannot be adopted -- an interactive task, whose
+// terminal died with the agent, or a task whose supervisor was killed -- is
+// stopped and reported lost, and the server requeues the run. A server
+// restart does not disturb running tasks either: the agent keeps polling and
+// reconciles against the recovered assignment set.
 #pragma once
 
 #include <atomic>
@@ -62,6 +70,12 @@ struct AgentOptions {
   std::int64_t memory = 0;     // 0: this machine's memory
   std::chrono::milliseconds heartbeat{1'000};
   std::chrono::milliseconds grace{10'000};  // SIGTERM -> SIGKILL
+  // The tasks' supervisor; empty: tessera-supervise beside this program. When
+  // it is missing, tasks run without one and cannot outlive the agent.
+  std::string supervisor;
+  // Whether a stopping agent stops its tasks too (`tessera up`: the whole
+  // cluster goes); otherwise they keep running for the next agent to adopt.
+  bool stop_tasks_on_exit = false;
   bool cgroups = true;
   SharingOptions sharing;  // its data_dir is the agent's
   std::string metrics_listen;  // ADDRESS:PORT of /metrics (port 0: any); empty: none
@@ -73,7 +87,8 @@ class Agent {
   // Discovers GPUs and cgroups; fails with a message naming what is missing.
   static Result<std::unique_ptr<Agent>> Create(AgentOptions options);
   ~Agent();
-  // Runs until `stop` is set; then stops its tasks (grace period included).
+  // Runs until `stop` is set; then stops its tasks (grace period included)
+  // with stop_tasks_on_exit, else leaves the supervised ones running.
   void Run(const std::atomic<bool>& stop);
   // One line per finding for the log: GPU provider, cgroups, journal.
   std::string Describe() const;

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,10 +13,14 @@
 #include <array>
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string_view>
 #include <system_error>
 #include <utility>
+
+#include "node/launch/launch_failure.h"
+#include "node/launch/supervisor_protocol.h"
 
 namespace tessera::node {
 namespace {
@@ -158,14 +164,6 @@ std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
   return pointers;
 }
 
-// What the child reports when it fails before exec.
-enum class Step : int { kSession, kCgroup, kStdio, kWorkingDir, kExec };
-struct ChildReport {
-  Step step;
-  int err;
-  int index;  // kCgroup: which of the plan's cgroup.procs files
-};
-
 // Everything the child needs, prepared before vfork so that it need not allocate.
 struct ChildPlan {
   int report_fd, stdin_fd, stdout_fd, stderr_fd;
@@ -173,13 +171,14 @@ struct ChildPlan {
   const char* working_dir;  // nullptr: stay in the agent's
   std::vector<char*> join;  // cgroup.procs files to write "0" to, then nullptr
   std::vector<char*> candidates, argv, envp;
+  // Supervised: the supervisor to exec instead, with its argv (which holds
+  // the candidates and the task's argv); nullptr: none.
+  const char* supervisor;
+  std::vector<char*> supervisor_argv;
 };
 
-[[noreturn]] void Fail(const ChildPlan& plan, Step step, int err, int index = 0) {
-  const ChildReport report{step, err, index};
-  // A failed write leaves the parent seeing end-of-file and, later, exit 127.
-  [[maybe_unused]] const ssize_t written = write(plan.report_fd, &report, sizeof report);
-  _exit(127);
+[[noreturn]] void Fail(const ChildPlan& plan, LaunchStep step, int err, int index = 0) {
+  ReportLaunchFailure(plan.report_fd, step, err, index);
 }
 
 // The child between vfork and exec: it borrows the agent's memory while the
@@ -197,10 +196,10 @@ struct ChildPlan {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  if (setsid() < 0) Fail(plan, Step::kSession, errno);
+  if (setsid() < 0) Fail(plan, LaunchStep::kSession, errno);
   for (int i = 0; plan.join[i] != nullptr; ++i) {
     const int fd = open(plan.join[i], O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, "0", 1) != 1) Fail(plan, Step::kCgroup, errno, i);
+    if (fd < 0 || write(fd, "0", 1) != 1) Fail(plan, LaunchStep::kCgroup, errno, i);
     close(fd);
   }
   int in = plan.stdin_fd, out = plan.stdout_fd, error_out = plan.stderr_fd;
@@ -209,50 +208,46 @@ struct ChildPlan {
     // controlling terminal (TIOCSCTTY says so explicitly): ^C and a hang-up
     // reach the task's foreground processes.
     const int tty = open(plan.terminal, O_RDWR);
-    if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) != 0) Fail(plan, Step::kStdio, errno);
+    if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) != 0) Fail(plan, LaunchStep::kStdio, errno);
     in = out = error_out = tty;
   }
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(error_out, 2) < 0) {
-    Fail(plan, Step::kStdio, errno);
+    Fail(plan, LaunchStep::kStdio, errno);
   }
   if (plan.working_dir != nullptr && chdir(plan.working_dir) != 0) {
-    Fail(plan, Step::kWorkingDir, errno);
+    Fail(plan, LaunchStep::kWorkingDir, errno);
   }
   // No agent descriptor reaches the task, whether or not it was opened close-on-exec
   // (best effort: needs Linux 5.11).
   close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 
-  int err = ENOENT;
-  for (char* candidate : plan.candidates) {
-    if (candidate == nullptr) break;
-    execve(candidate, plan.argv.data(), plan.envp.data());
-    // As execvp: remember EACCES and keep looking; stop on anything but "not here".
-    if (errno == EACCES) {
-      err = EACCES;
-    } else if (errno != ENOENT && errno != ENOTDIR) {
-      err = errno;
-      break;
-    }
+  if (plan.supervisor != nullptr) {
+    // The supervisor reports the task's exec on the same pipe: it must survive this exec.
+    if (fcntl(plan.report_fd, F_SETFD, 0) != 0) Fail(plan, LaunchStep::kSupervisor, errno);
+    execve(plan.supervisor, plan.supervisor_argv.data(), plan.envp.data());
+    Fail(plan, LaunchStep::kSupervisor, errno);
   }
-  Fail(plan, Step::kExec, err);
+  Fail(plan, LaunchStep::kExec, ExecFirst(plan.candidates.data(), plan.argv.data(), plan.envp.data()));
 }
 
-Status Explain(const ChildReport& report, const LaunchSpec& spec, const std::string& path,
+Status Explain(const LaunchFailure& report, const LaunchSpec& spec, const std::string& path,
                const std::vector<std::string>& join) {
   const std::string& command = spec.argv[0];
   const std::string context = "launching " + command + ": ";
   const std::string error = ErrnoText(report.err);
   switch (report.step) {
-    case Step::kSession:
+    case LaunchStep::kSession:
       return Internal(context + "setsid: " + error);
-    case Step::kCgroup:
+    case LaunchStep::kCgroup:
       return FailedPrecondition(context + "cannot join cgroup " + join[report.index] + ": " + error);
-    case Step::kStdio:
+    case LaunchStep::kStdio:
       return Internal(context + "redirecting stdin/stdout/stderr: " + error);
-    case Step::kWorkingDir:
+    case LaunchStep::kWorkingDir:
       return FailedPrecondition(context + "cannot enter working directory " + spec.working_dir +
                                 ": " + error);
-    case Step::kExec:
+    case LaunchStep::kSupervisor:
+      return FailedPrecondition(context + "cannot start the task's supervisor " + spec.supervisor + ": " + error);
+    case LaunchStep::kExec:
       break;
   }
   if (report.err == ENOENT) {
@@ -271,6 +266,32 @@ void Reap(pid_t pid, int* status) {
   }
 }
 
+// pidfds through syscall(2): Debian 12's <sys/pidfd.h> (glibc 2.36) declares
+// its wrappers without C linkage, so C++ cannot link them.
+int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+int PidfdSignal(int pidfd, int sig) { return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)); }
+
+std::string StateFile(const std::string& state_dir, const char* name) { return (std::filesystem::path(state_dir) / name).string(); }
+
+// The supervisor's and its task's pids, from the state directory.
+std::optional<std::pair<pid_t, pid_t>> ReadPids(const std::string& state_dir) {
+  std::ifstream in(StateFile(state_dir, kSupervisorPidsFile));
+  pid_t supervisor = 0, task = 0;
+  if (!(in >> supervisor >> task) || supervisor <= 0 || task <= 0) return std::nullopt;
+  return std::pair{supervisor, task};
+}
+
+// Whether the process `pidfd` names is the supervisor of `state_dir`: its
+// command line says so, and it was still running after we read that.
+bool IsSupervisorOf(int pidfd, pid_t pid, const std::string& state_dir) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string program, dir;
+  if (!std::getline(in, program, '\0') || !std::getline(in, dir, '\0')) return false;
+  if (std::filesystem::path(program).filename() != kSupervisorBinary || dir != state_dir) return false;
+  pollfd exited{pidfd, POLLIN, 0};
+  return poll(&exited, 1, 0) == 0;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec, Cgroups* cgroups) {
@@ -278,6 +299,15 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
     return InvalidArgument("cannot launch a task without a command (argv[0] is empty)");
   }
   const std::string context = "launching " + spec.argv[0] + ": ";
+  const bool supervised = !spec.supervisor.empty();
+  if (supervised && (spec.stdio != LaunchSpec::Stdio::kLogs || spec.state_dir.empty())) {
+    return InvalidArgument(context + "a supervised task writes its output to logs and needs a state directory");
+  }
+  if (supervised) {
+    std::error_code ec;
+    std::filesystem::create_directories(spec.state_dir, ec);
+    if (ec) return FailedPrecondition(context + "cannot create the task's state directory " + spec.state_dir + ": " + ec.message());
+  }
 
   if (!spec.working_dir.empty()) {
     std::error_code ec;
@@ -300,6 +330,12 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   const std::string path = path_entry != env.end() ? path_entry->second : "/bin:/usr/bin";
 
   std::vector<std::string> candidates = ExecCandidates(spec.argv[0], path);
+  // Only the PATH entries that hold the command: the others would fail with
+  // "not here" anyway, and a supervisor's command line carries the rest.
+  if (spec.argv[0].find('/') == std::string::npos) {
+    std::erase_if(candidates, [](const std::string& c) { return access(c.c_str(), F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR); });
+    if (candidates.empty()) return Explain({LaunchStep::kExec, ENOENT, 0}, spec, path, {});
+  }
   std::vector<std::string> argv = spec.argv;
   std::vector<std::string> envp;
   for (const auto& [key, value] : env) envp.push_back(key + "=" + value);
@@ -327,6 +363,12 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
     forget_cgroup();
     return Internal(context + "cannot create descriptors: " + ErrnoText(errno));
   }
+  std::vector<std::string> supervisor_argv;
+  if (supervised) {
+    supervisor_argv = {spec.supervisor, spec.state_dir, std::to_string(report->write.get()), std::to_string(candidates.size())};
+    supervisor_argv.insert(supervisor_argv.end(), candidates.begin(), candidates.end());
+    supervisor_argv.insert(supervisor_argv.end(), argv.begin(), argv.end());
+  }
   const ChildPlan plan{report->write.get(),
                        stdio->in.get(),
                        stdio->out.ok() ? stdio->out.get() : stdio->in.get(),
@@ -336,7 +378,9 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
                        NullTerminated(join),
                        NullTerminated(candidates),
                        NullTerminated(argv),
-                       NullTerminated(envp)};
+                       NullTerminated(envp),
+                       supervised ? spec.supervisor.c_str() : nullptr,
+                       NullTerminated(supervisor_argv)};
 
   // vfork, not fork: the child borrows the agent's address space instead of
   // copying its page tables, which in `tessera up` (a server and dozens of
@@ -356,12 +400,17 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   report->write.Close();
 
   // End-of-file: the exec succeeded and closed the pipe. A report: the child failed and exited.
-  ChildReport failure{};
+  LaunchFailure failure{};
   ssize_t got;
   while ((got = read(report->read.get(), &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
   if (got == 0) {
     std::unique_ptr<TaskProcess> process(new TaskProcess(pid, cgroup));
+    if (supervised) {
+      // Our unreaped child: its pid cannot have been recycled yet.
+      process->pidfd_ = PidfdOpen(pid);
+      process->state_dir_ = spec.state_dir;
+    }
     const std::array<int, 4> ends = ReleaseEnds(*stdio);
     process->terminal_ = ends[0];
     process->input_ = ends[1];
@@ -384,9 +433,56 @@ TaskProcess::~TaskProcess() {
   for (const int fd : {terminal_, input_, output_, error_}) {
     if (fd >= 0) close(fd);
   }
-  if (exit_status_) return;
-  kill(-pid_, SIGKILL);
-  Reap(pid_, nullptr);
+  if (!exit_status_ && !detached_) {
+    Signal(SIGKILL);
+    if (own_child_) {
+      Reap(pid_, nullptr);
+    } else if (pidfd_ >= 0) {
+      pollfd gone{pidfd_, POLLIN, 0};
+      poll(&gone, 1, 5'000);  // not our child: init reaps it
+    }
+  }
+  if (pidfd_ >= 0) close(pidfd_);
+}
+
+Result<std::unique_ptr<TaskProcess>> TaskProcess::Adopt(const std::string& state_dir, std::string cgroup) {
+  const std::optional<std::pair<pid_t, pid_t>> pids = ReadPids(state_dir);
+  if (!pids) return NotFound("no supervisor recorded in " + state_dir);
+  const int pidfd = PidfdOpen(pids->first);
+  if (pidfd < 0) return NotFound("the supervisor of " + state_dir + " (pid " + std::to_string(pids->first) + ") is gone");
+  if (!IsSupervisorOf(pidfd, pids->first, state_dir)) {
+    close(pidfd);
+    return NotFound("pid " + std::to_string(pids->first) + " is no longer the supervisor of " + state_dir);
+  }
+  std::unique_ptr<TaskProcess> process(new TaskProcess(pids->first, std::move(cgroup)));
+  process->pidfd_ = pidfd;
+  process->state_dir_ = state_dir;
+  process->own_child_ = false;
+  return process;
+}
+
+std::optional<int> TaskProcess::RecordedExit(const std::string& state_dir) {
+  std::ifstream in(StateFile(state_dir, kSupervisorExitFile));
+  int code = 0;
+  if (!(in >> code)) return std::nullopt;
+  return code;
+}
+
+void TaskProcess::KillSupervised(const std::string& state_dir) {
+  const std::optional<std::pair<pid_t, pid_t>> pids = ReadPids(state_dir);
+  if (!pids) return;
+  const auto [supervisor, task] = *pids;
+  if (const int pidfd = PidfdOpen(supervisor); pidfd >= 0) {
+    if (IsSupervisorOf(pidfd, supervisor, state_dir)) PidfdSignal(pidfd, SIGKILL);
+    close(pidfd);
+  }
+  // The task is still ours while it leads a group in the supervisor's session:
+  // a recycled pid would be in another.
+  if (getsid(task) == supervisor && getpgid(task) == task) kill(-task, SIGKILL);
+}
+
+void TaskProcess::Detach() {
+  if (supervised()) detached_ = true;
 }
 
 void TaskProcess::CloseInput() {
@@ -396,6 +492,7 @@ void TaskProcess::CloseInput() {
 
 std::optional<int> TaskProcess::Poll() {
   if (exit_status_) return exit_status_;
+  if (supervised()) return PollSupervisor();
   // Observe the exit without reaping: the zombie keeps the pid, and so the group
   // id, from being recycled while the leader's leftovers are killed.
   siginfo_t info{};
@@ -441,7 +538,39 @@ void TaskProcess::KillIfOverdue() {
 }
 
 void TaskProcess::Signal(int sig) {
-  if (!exit_status_) kill(-pid_, sig);
+  if (exit_status_) return;
+  if (!supervised()) {
+    kill(-pid_, sig);
+    return;
+  }
+  // SIGKILL would kill the supervisor, not its task: it has a signal of its own.
+  const int to_supervisor = sig == SIGKILL ? SupervisorKillSignal() : sig;
+  if (pidfd_ >= 0) {
+    PidfdSignal(pidfd_, to_supervisor);
+  } else if (own_child_) {
+    kill(pid_, to_supervisor);  // no pidfds (Linux before 5.3): our unreaped child is safe to name
+  }
+}
+
+std::optional<int> TaskProcess::PollSupervisor() {
+  if (pidfd_ >= 0) {
+    pollfd exited{pidfd_, POLLIN, 0};
+    if (poll(&exited, 1, 0) <= 0) return std::nullopt;
+  } else {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return std::nullopt;
+  }
+  int status = 0;
+  if (own_child_) Reap(pid_, &status);
+  if (const std::optional<int> recorded = RecordedExit(state_dir_)) {
+    exit_status_ = recorded;
+  } else {
+    // Killed before it could record anything: its orphaned task goes too.
+    KillSupervised(state_dir_);
+    supervisor_lost_ = !own_child_ || WIFSIGNALED(status);
+    exit_status_ = !own_child_ ? 128 + SIGKILL : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  }
+  return exit_status_;
 }
 
 }  // namespace tessera::node

@@ -28,6 +28,14 @@
 // (waitid WNOWAIT), so the leader's pid -- and with it the group id -- cannot be
 // recycled while the group is signalled.
 //
+// Supervised (LaunchSpec::supervisor), the session leader is instead
+// tessera-supervise (node/launch/supervisor_protocol.h), and the task its
+// child: signals go to the supervisor, which forwards them to the task's group,
+// and the exit status is the one it recorded. The task then outlives the
+// agent: a later agent Adopts it from its state directory and drives it the
+// same way. Poll and Signal go through a pidfd, so a recycled pid is never
+// signalled, even for a supervisor that is not our child.
+//
 // Assumes the agent neither ignores SIGCHLD nor reaps with waitpid(-1): each
 // TaskProcess reaps its own leader. Not thread-safe; one owner drives it.
 #pragma once
@@ -71,6 +79,11 @@ struct LaunchSpec {
   // Instead: the cgroup.procs files of a running task's group to join
   // (Cgroups::ProcsFiles), for a process started beside it (`tessera exec`).
   std::vector<std::string> join_cgroup;
+  // Under a supervisor: the path of tessera-supervise, and the task's state
+  // directory (created). Stdio::kLogs only: a terminal's or a pipe's other end
+  // lives in the agent, so such a task cannot outlive it.
+  std::string supervisor;
+  std::string state_dir;
 };
 
 class TaskProcess {
@@ -79,9 +92,19 @@ class TaskProcess {
   // runs without limits; a controller the machine lacks is skipped likewise
   // (Cgroups::Describe has said so in the agent's log).
   static Result<std::unique_ptr<TaskProcess>> Launch(const LaunchSpec& spec, Cgroups* cgroups);
+  // The supervised task whose supervisor, still running, keeps `state_dir`
+  // (an earlier agent's Launch); `cgroup` is the name it was launched with.
+  // NotFound when no live supervisor keeps it: see RecordedExit.
+  static Result<std::unique_ptr<TaskProcess>> Adopt(const std::string& state_dir, std::string cgroup);
+  // The exit status a supervisor recorded in `state_dir`, if it did.
+  static std::optional<int> RecordedExit(const std::string& state_dir);
+  // Whether a supervisor still runs in `state_dir` without a recorded exit:
+  // its task, orphaned, is SIGKILLed (the supervisor first, so it records
+  // nothing). For the leftovers of an agent that cannot adopt them.
+  static void KillSupervised(const std::string& state_dir);
 
   // A task still running is killed (SIGKILL to its group) and reaped: this may
-  // block while a process sits in uninterruptible sleep.
+  // block while a process sits in uninterruptible sleep. Not once Detached.
   ~TaskProcess();
   TaskProcess(const TaskProcess&) = delete;
   TaskProcess& operator=(const TaskProcess&) = delete;
@@ -94,6 +117,14 @@ class TaskProcess {
   // Non-blocking: the exit status once the leader has exited and been reaped.
   // The exit code for a normal exit, 128+signal when killed by a signal.
   std::optional<int> Poll();
+  // Supervised: after Poll, whether the supervisor died without recording the
+  // task's exit (killed itself); its task was then killed, and the status is
+  // the supervisor's.
+  bool supervisor_lost() const { return supervisor_lost_; }
+  bool supervised() const { return !state_dir_.empty(); }
+  // Leaves a supervised task running when this object goes (the agent exits
+  // and a later one adopts it). Nothing for a task without a supervisor.
+  void Detach();
 
   // SIGTERM (and SIGCONT, so a stopped task sees it) to the whole group now.
   // Asynchronous: keep calling Poll, and KillIfOverdue, which sends SIGKILL to
@@ -126,6 +157,7 @@ class TaskProcess {
 
  private:
   TaskProcess(pid_t pid, std::string cgroup) : pid_(pid), cgroup_(std::move(cgroup)) {}
+  std::optional<int> PollSupervisor();
 
   int terminal_ = -1, input_ = -1, output_ = -1, error_ = -1;
   pid_t pid_;
@@ -134,6 +166,13 @@ class TaskProcess {
   std::optional<std::chrono::steady_clock::time_point> kill_at_;  // set by Terminate
   std::optional<std::chrono::steady_clock::time_point> term_at_;  // set by CheckpointThenTerminate
   std::chrono::milliseconds term_grace_{0};
+  // Supervised only: a pidfd of the supervisor, its state directory, whether
+  // we launched it (and so reap it).
+  int pidfd_ = -1;
+  std::string state_dir_;
+  bool own_child_ = true;
+  bool detached_ = false;
+  bool supervisor_lost_ = false;
 };
 
 }  // namespace tessera::node

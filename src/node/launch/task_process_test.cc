@@ -17,12 +17,33 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-LaunchSpec Command(std::vector<std::string> argv) {
+LaunchSpec PlainCommand(std::vector<std::string> argv) {
   LaunchSpec spec;
   spec.argv = std::move(argv);
   return spec;
 }
-LaunchSpec Shell(const std::string& script) { return Command({"sh", "-c", script}); }
+LaunchSpec PlainShell(const std::string& script) { return PlainCommand({"sh", "-c", script}); }
+
+// Every test of a task on log files runs twice: launched directly, and under
+// tessera-supervise, which must not change what the task sees or how it ends.
+class TaskProcessTest : public testing::TestWithParam<bool> {
+ protected:
+  bool supervised() const { return GetParam(); }
+  LaunchSpec Command(std::vector<std::string> argv) {
+    LaunchSpec spec = PlainCommand(std::move(argv));
+    if (supervised()) {
+      spec.supervisor = TESSERA_SUPERVISOR_PATH;
+      spec.state_dir = state_ / ("task-" + std::to_string(++tasks_));
+    }
+    return spec;
+  }
+  LaunchSpec Shell(const std::string& script) { return Command({"sh", "-c", script}); }
+
+  TestTempDir state_;
+  int tasks_ = 0;
+};
+INSTANTIATE_TEST_SUITE_P(DirectAndSupervised, TaskProcessTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& param) { return param.param ? "Supervised" : "Direct"; });
 
 std::unique_ptr<TaskProcess> MustLaunch(const LaunchSpec& spec, Cgroups* cgroups = nullptr) {
   auto launched = TaskProcess::Launch(spec, cgroups);
@@ -62,7 +83,7 @@ bool Gone(pid_t pid) {
   return false;
 }
 
-TEST(TaskProcessTest, ReportsTheExitCodeAndAppendsBothLogs) {
+TEST_P(TaskProcessTest, ReportsTheExitCodeAndAppendsBothLogs) {
   TestTempDir dir;
   LaunchSpec spec = Shell("echo out; echo err >&2; exit 3");
   spec.stdout_path = dir / "logs/deep/stdout.log";  // parent directories are created
@@ -80,7 +101,7 @@ TEST(TaskProcessTest, ReportsTheExitCodeAndAppendsBothLogs) {
             std::filesystem::perms(0644 & ~mask));
 }
 
-TEST(TaskProcessTest, ChildSeesTheAddedAndOverriddenEnvironment) {
+TEST_P(TaskProcessTest, ChildSeesTheAddedAndOverriddenEnvironment) {
   TestTempDir dir;
   LaunchSpec spec = Shell("echo \"$TESSERA_TEST_VAR|$HOME|${PATH:+has path}\"");
   spec.env = {{"TESSERA_TEST_VAR", "a b=c"}, {"HOME", "/nonexistent/home"}};
@@ -91,7 +112,7 @@ TEST(TaskProcessTest, ChildSeesTheAddedAndOverriddenEnvironment) {
   EXPECT_EQ(ReadAll(spec.stdout_path), "a b=c|/nonexistent/home|has path\n");
 }
 
-TEST(TaskProcessTest, WorkingDirectoryIsCreatedAndEntered) {
+TEST_P(TaskProcessTest, WorkingDirectoryIsCreatedAndEntered) {
   TestTempDir dir;
   LaunchSpec spec = Shell("pwd -P");
   spec.working_dir = dir / "work/a/b";
@@ -103,7 +124,7 @@ TEST(TaskProcessTest, WorkingDirectoryIsCreatedAndEntered) {
             std::filesystem::canonical(spec.working_dir).string() + "\n");
 }
 
-TEST(TaskProcessTest, CommandNotFoundIsAnErrorNamingIt) {
+TEST_P(TaskProcessTest, CommandNotFoundIsAnErrorNamingIt) {
   const auto launched = TaskProcess::Launch(Command({"tessera-no-such-command"}), nullptr);
   ASSERT_FALSE(launched.ok());
   EXPECT_EQ(launched.status().code(), StatusCode::kNotFound);
@@ -112,7 +133,7 @@ TEST(TaskProcessTest, CommandNotFoundIsAnErrorNamingIt) {
       << launched.status().message();
 }
 
-TEST(TaskProcessTest, NonExecutableFileAndImpossibleWorkingDirAreErrors) {
+TEST_P(TaskProcessTest, NonExecutableFileAndImpossibleWorkingDirAreErrors) {
   TestTempDir dir;
   dir.Write("not-executable", "#!/bin/sh\n");
   const auto not_executable = TaskProcess::Launch(Command({dir / "not-executable"}), nullptr);
@@ -129,7 +150,7 @@ TEST(TaskProcessTest, NonExecutableFileAndImpossibleWorkingDirAreErrors) {
       << bad_dir.status().message();
 }
 
-TEST(TaskProcessTest, TerminateReachesGrandchildren) {
+TEST_P(TaskProcessTest, TerminateReachesGrandchildren) {
   TestTempDir dir;
   LaunchSpec spec = Shell("sleep 100 & echo $!; sleep 100");
   spec.stdout_path = dir / "out";
@@ -152,7 +173,7 @@ std::unique_ptr<TaskProcess> LaunchWhenReady(LaunchSpec spec, const TestTempDir&
   return task;
 }
 
-TEST(TaskProcessTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
+TEST_P(TaskProcessTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
   TestTempDir dir;
   auto task = LaunchWhenReady(Shell("trap '' TERM; echo ready; sleep 100"), dir);
   ASSERT_NE(task, nullptr);
@@ -162,7 +183,7 @@ TEST(TaskProcessTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
   EXPECT_GE(Clock::now() - start, 200ms);
 }
 
-TEST(TaskProcessTest, TheCheckpointSignalComesFirstAndTheTaskMayFinishWithinItsGrace) {
+TEST_P(TaskProcessTest, TheCheckpointSignalComesFirstAndTheTaskMayFinishWithinItsGrace) {
   TestTempDir dir;
   LaunchSpec spec = Shell("trap 'echo checkpointed > \"$0\"; exit 0' USR1; echo ready; while :; do sleep 0.01; done");
   spec.argv.push_back(dir / "checkpoint");  // $0 of the script
@@ -173,7 +194,7 @@ TEST(TaskProcessTest, TheCheckpointSignalComesFirstAndTheTaskMayFinishWithinItsG
   EXPECT_EQ(ReadAll(dir / "checkpoint"), "checkpointed\n");
 }
 
-TEST(TaskProcessTest, ATaskThatIgnoresTheCheckpointSignalIsTerminatedAfterItsGrace) {
+TEST_P(TaskProcessTest, ATaskThatIgnoresTheCheckpointSignalIsTerminatedAfterItsGrace) {
   TestTempDir dir;
   auto task = LaunchWhenReady(Shell("trap '' USR1; echo ready; sleep 100"), dir);
   ASSERT_NE(task, nullptr);
@@ -183,7 +204,7 @@ TEST(TaskProcessTest, ATaskThatIgnoresTheCheckpointSignalIsTerminatedAfterItsGra
   EXPECT_GE(Clock::now() - start, 200ms);
 }
 
-TEST(TaskProcessTest, AReportedCheckpointEndsTheCheckpointGrace) {
+TEST_P(TaskProcessTest, AReportedCheckpointEndsTheCheckpointGrace) {
   TestTempDir dir;
   auto task = LaunchWhenReady(Shell("trap '' USR1; trap 'exit 7' TERM; echo ready; while :; do sleep 0.01; done"), dir);
   ASSERT_NE(task, nullptr);
@@ -192,14 +213,14 @@ TEST(TaskProcessTest, AReportedCheckpointEndsTheCheckpointGrace) {
   EXPECT_EQ(WaitForExit(*task), 7);  // SIGTERM at once, not after the hour
 }
 
-TEST(TaskProcessTest, ExitBySignalIs128PlusTheSignal) {
+TEST_P(TaskProcessTest, ExitBySignalIs128PlusTheSignal) {
   auto task = MustLaunch(Command({"sleep", "100"}));
   ASSERT_NE(task, nullptr);
   task->Signal(SIGUSR1);
   EXPECT_EQ(WaitForExit(*task), 128 + SIGUSR1);
 }
 
-TEST(TaskProcessTest, TaskStartsWithDefaultSignalHandlingWhateverTheAgentDoes) {
+TEST_P(TaskProcessTest, TaskStartsWithDefaultSignalHandlingWhateverTheAgentDoes) {
   sigset_t usr1, agent_mask;
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);
@@ -217,7 +238,7 @@ TEST(TaskProcessTest, TaskStartsWithDefaultSignalHandlingWhateverTheAgentDoes) {
   EXPECT_EQ(WaitForExit(*ignoring), 128 + SIGUSR2);
 }
 
-TEST(TaskProcessTest, LeftoversDieWithTheLeader) {
+TEST_P(TaskProcessTest, LeftoversDieWithTheLeader) {
   TestTempDir dir;
   LaunchSpec spec = Shell("sleep 100 & echo $!");
   spec.stdout_path = dir / "out";
@@ -227,7 +248,7 @@ TEST(TaskProcessTest, LeftoversDieWithTheLeader) {
   EXPECT_TRUE(Gone(std::stoi(WaitForLine(spec.stdout_path))));
 }
 
-TEST(TaskProcessTest, DestroyingARunningTaskKillsAndReapsIt) {
+TEST_P(TaskProcessTest, DestroyingARunningTaskKillsAndReapsIt) {
   auto task = MustLaunch(Command({"sleep", "100"}));
   ASSERT_NE(task, nullptr);
   const pid_t pid = task->pid();
@@ -235,9 +256,66 @@ TEST(TaskProcessTest, DestroyingARunningTaskKillsAndReapsIt) {
   EXPECT_NE(kill(pid, 0), 0);  // reaped: not even a zombie
 }
 
-// A cgroup the child cannot join (here a stand-in tree without the kernel's
-// cgroup.procs): the launch fails naming the file, and leaves no process and
-// no group behind.
+// What only a supervisor does: its task outlives the object (the agent) that
+// launched it, and a later one adopts it or reads how it ended.
+class SupervisedTaskTest : public TaskProcessTest {};
+INSTANTIATE_TEST_SUITE_P(Supervised, SupervisedTaskTest, testing::Values(true));
+
+TEST_P(SupervisedTaskTest, ADetachedTaskKeepsRunningAndIsAdoptedByTheNextOwner) {
+  TestTempDir dir;
+  const LaunchSpec spec = Shell("echo ready; trap 'echo adopted-and-stopped; exit 4' TERM; while :; do sleep 0.01; done");
+  auto task = LaunchWhenReady(spec, dir);
+  ASSERT_NE(task, nullptr);
+  task->Detach();
+  task.reset();  // the agent goes; the task does not
+  auto adopted = TaskProcess::Adopt(spec.state_dir, "");
+  ASSERT_TRUE(adopted.ok()) << adopted.status().message();
+  EXPECT_FALSE((*adopted)->Poll().has_value());
+  (*adopted)->Terminate(10s);
+  EXPECT_EQ(WaitForExit(**adopted), 4);
+  EXPECT_FALSE((*adopted)->supervisor_lost());
+  EXPECT_EQ(ReadAll(dir / "out"), "ready\nadopted-and-stopped\n");
+}
+
+TEST_P(SupervisedTaskTest, AnExitWhileNobodyWatchesIsRecordedForTheNextOwner) {
+  const LaunchSpec spec = Shell("sleep 0.2; exit 9");
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  task->Detach();
+  task.reset();
+  std::optional<int> recorded;
+  for (const auto deadline = Clock::now() + 10s; !recorded && Clock::now() < deadline; std::this_thread::sleep_for(5ms)) {
+    recorded = TaskProcess::RecordedExit(spec.state_dir);
+  }
+  EXPECT_EQ(recorded, 9);
+  const auto adopted = TaskProcess::Adopt(spec.state_dir, "");
+  ASSERT_FALSE(adopted.ok());
+  EXPECT_EQ(adopted.status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(SupervisedTaskTest, AKilledSupervisorTakesItsTaskAlong) {
+  const LaunchSpec spec = Command({"sleep", "100"});
+  auto task = MustLaunch(spec);
+  ASSERT_NE(task, nullptr);
+  std::string pids;
+  for (const auto deadline = Clock::now() + 10s; pids.empty() && Clock::now() < deadline; std::this_thread::sleep_for(2ms)) {
+    pids = ReadAll(spec.state_dir + "/pids");
+  }
+  const pid_t sleeper = std::stoi(pids.substr(pids.find(' ') + 1));
+  kill(task->pid(), SIGKILL);
+  EXPECT_EQ(WaitForExit(*task), 128 + SIGKILL);
+  EXPECT_TRUE(task->supervisor_lost());
+  EXPECT_TRUE(Gone(sleeper));
+}
+
+TEST_P(SupervisedTaskTest, APidThatIsNotTheSupervisorIsNeverAdopted) {
+  TestTempDir dir;
+  dir.Write("state/pids", std::to_string(getpid()) + " " + std::to_string(getpid()) + "\n");
+  const auto adopted = TaskProcess::Adopt(dir / "state", "");
+  ASSERT_FALSE(adopted.ok());
+  EXPECT_NE(adopted.status().message().find("no longer the supervisor"), std::string::npos) << adopted.status().message();
+}
+
 // Reads what the agent's end of a pipe or terminal gets until `want` shows up or 10 s pass.
 std::string ReadUntil(int fd, const std::string& want) {
   std::string got;
@@ -250,8 +328,8 @@ std::string ReadUntil(int fd, const std::string& want) {
   return got;
 }
 
-TEST(TaskProcessTest, OnATerminalTheTaskHasAControllingTerminalOfTheAskedSize) {
-  LaunchSpec spec = Shell("test -t 0 && test -t 1 && test -t 2 && echo all-terminal; stty size; read line; echo got:$line");
+TEST(TaskProcessInteractiveTest, OnATerminalTheTaskHasAControllingTerminalOfTheAskedSize) {
+  LaunchSpec spec = PlainShell("test -t 0 && test -t 1 && test -t 2 && echo all-terminal; stty size; read line; echo got:$line");
   spec.stdio = LaunchSpec::Stdio::kTerminal;
   spec.rows = 33;
   spec.cols = 101;
@@ -267,8 +345,8 @@ TEST(TaskProcessTest, OnATerminalTheTaskHasAControllingTerminalOfTheAskedSize) {
   EXPECT_EQ(WaitForExit(*task), 0);
 }
 
-TEST(TaskProcessTest, OnATerminalCtrlCInterruptsTheForegroundCommand) {
-  LaunchSpec spec = Shell("trap 'echo interrupted; exit 5' INT; echo ready; sleep 30 & wait");
+TEST(TaskProcessInteractiveTest, OnATerminalCtrlCInterruptsTheForegroundCommand) {
+  LaunchSpec spec = PlainShell("trap 'echo interrupted; exit 5' INT; echo ready; sleep 30 & wait");
   spec.stdio = LaunchSpec::Stdio::kTerminal;
   auto task = MustLaunch(spec);
   ASSERT_NE(task, nullptr);
@@ -278,8 +356,18 @@ TEST(TaskProcessTest, OnATerminalCtrlCInterruptsTheForegroundCommand) {
   EXPECT_EQ(WaitForExit(*task), 5);
 }
 
-TEST(TaskProcessTest, OnPipesStdoutAndStderrStayApartAndClosingInputIsEndOfFile) {
-  LaunchSpec spec = Shell("echo to-stderr >&2; wc -l");
+TEST(TaskProcessInteractiveTest, ATaskOnATerminalCannotBeSupervised) {
+  LaunchSpec spec = PlainShell("true");
+  spec.stdio = LaunchSpec::Stdio::kTerminal;
+  spec.supervisor = TESSERA_SUPERVISOR_PATH;
+  spec.state_dir = testing::TempDir() + "never-created";
+  const auto launched = TaskProcess::Launch(spec, nullptr);
+  ASSERT_FALSE(launched.ok());
+  EXPECT_EQ(launched.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TaskProcessInteractiveTest, OnPipesStdoutAndStderrStayApartAndClosingInputIsEndOfFile) {
+  LaunchSpec spec = PlainShell("echo to-stderr >&2; wc -l");
   spec.stdio = LaunchSpec::Stdio::kPipes;
   auto task = MustLaunch(spec);
   ASSERT_NE(task, nullptr);
@@ -292,6 +380,9 @@ TEST(TaskProcessTest, OnPipesStdoutAndStderrStayApartAndClosingInputIsEndOfFile)
   EXPECT_EQ(WaitForExit(*task), 0);
 }
 
+// A cgroup the child cannot join (here a stand-in tree without the kernel's
+// cgroup.procs): the launch fails naming the file, and leaves no process and
+// no group behind.
 TEST(TaskProcessCgroupTest, ACgroupTheChildCannotJoinFailsTheLaunchAndIsRemoved) {
   TestTempDir fs;
   fs.Write("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
@@ -301,7 +392,7 @@ TEST(TaskProcessCgroupTest, ACgroupTheChildCannotJoinFailsTheLaunchAndIsRemoved)
   const auto cgroups = Cgroups::DetectFrom("30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/\n",
                                            fs.path(), "tessera");
   ASSERT_EQ(cgroups->support().version, CgroupSupport::Version::kV2) << cgroups->Describe();
-  LaunchSpec spec = Shell("touch " + (fs / "ran"));
+  LaunchSpec spec = PlainShell("touch " + (fs / "ran"));
   spec.cgroup_name = "task-1";
   const auto launched = TaskProcess::Launch(spec, cgroups.get());
   ASSERT_FALSE(launched.ok());
@@ -325,7 +416,7 @@ class CgroupTaskTest : public testing::Test {
 };
 
 TEST_F(CgroupTaskTest, TaskRunsInItsGroupWithItsLimitsFromTheStart) {
-  LaunchSpec spec = Shell("cat /proc/self/cgroup");
+  LaunchSpec spec = PlainShell("cat /proc/self/cgroup");
   spec.stdout_path = dir_ / "out";
   spec.cgroup_name = "placed";
   spec.cpu_milli = 250;
@@ -355,7 +446,7 @@ TEST_F(CgroupTaskTest, TaskRunsInItsGroupWithItsLimitsFromTheStart) {
 
 TEST_F(CgroupTaskTest, TaskOverItsMemoryLimitIsOomKilled) {
   // tail keeps the whole newline-free input in memory.
-  LaunchSpec spec = Shell("head -c 200M /dev/zero | tail");
+  LaunchSpec spec = PlainShell("head -c 200M /dev/zero | tail");
   spec.cgroup_name = "hungry";
   spec.memory_bytes = 32 << 20;
   auto task = MustLaunch(spec, cgroups_.get());

@@ -5,18 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "base/self_path.h"
 #include "model/gpu_sharing.h"
 
 namespace tessera::node {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string BesideThisProgram(const std::string& file) {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? file : (self.parent_path() / file).string();
-}
 
 // How a task holding a fraction of one GPU shares it ("vgpu" unless it says);
 // empty for every other task.
