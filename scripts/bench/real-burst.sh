@@ -11,11 +11,13 @@ D=$(mktemp -d)
 $T up --nodes ${NODES:-16} --gpus-per-node ${GPN:-8} --data-dir $D --listen 127.0.0.1:7272 > $D/up.log 2>&1 &
 UP=$!
 export TESSERA_SERVER=https://127.0.0.1:7272 TESSERA_CA_FILE=$D/tls/ca.crt TESSERA_TOKEN_FILE=$D/admin.token
-# Waits up to LIMIT seconds for a condition; fails naming it, with the cluster's log.
+# Waits up to LIMIT seconds for a condition; fails naming it, with the
+# cluster's log, then or as soon as tessera up has exited (a refused flag).
 wait_for() {
   local limit=$1 what=$2 deadline=$((SECONDS + $1))
   shift 2
   until "$@"; do
+    kill -0 $UP 2>/dev/null || { echo "real-burst: tessera up exited before $what; it said:" >&2; cat $D/up.log >&2; exit 1; }
     [ $SECONDS -lt $deadline ] || { echo "real-burst: no $what after $limit s; tessera up said:" >&2; cat $D/up.log >&2; kill -INT $UP; exit 1; }
     sleep 0.2
   done

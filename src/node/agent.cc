@@ -673,10 +673,6 @@ class Agent::Impl {
     spec.cpu_milli = a.cpu_milli;
     spec.memory_bytes = a.memory;
     spec.cgroup_name = CgroupName(a.key);
-    if (!supervisor_.empty() && !interactive) {
-      spec.supervisor = supervisor_;
-      spec.state_dir = StateDir(a.key);
-    }
     const Status shared = sharing_->Prepare(a, spec.env);
     return shared.ok() ? shared : Status(shared.code(), "cannot share the GPU: " + shared.message());
   }
@@ -689,6 +685,10 @@ class Agent::Impl {
       t.exit_code = 127;
       t.message = shared.message();
       return;
+    }
+    if (!supervisor_.empty() && spec.stdio == LaunchSpec::Stdio::kLogs) {
+      spec.supervisor = supervisor_;
+      spec.state_dir = StateDir(a.key);
     }
     journal_.RecordStart(a.key);
     const bool limits = cgroups_ && (cgroups_->support().cpu || cgroups_->support().memory);
@@ -710,6 +710,9 @@ class Agent::Impl {
   // `tessera exec`, attach and port-forward reach the task from now on.
   void Publish(const LocalTask& t, const LaunchSpec& spec) {
     SessionTarget target{spec, {}, t.log_base, t.terminal};
+    // What `tessera exec` starts beside the task lives only as long as its session.
+    target.spec.supervisor.clear();
+    target.spec.state_dir.clear();
     if (!t.process->cgroup().empty()) target.cgroup = cgroups_->ProcsFiles(t.process->cgroup());
     sessions_->Publish(t.assignment.key, std::move(target));
   }

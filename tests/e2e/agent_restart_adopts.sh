@@ -56,7 +56,8 @@ wait_until 10 test -s "$WORK/starts-up"
 kill -9 "$UP_PID"
 log "kill -9 of tessera up under job $up"
 start_up 1 2
-job_state_is "$up" running || fail "job $up should still be running after tessera up came back: $(job_field "$up" .state)"
+wait_until 20 job_state_is "$up" running
+[ "$(job_field "$up" .attempt)" = 1 ] || fail "job $up should run its first attempt still: $(job_json "$up" | jq -c '{attempt, events: [.events[].type]}')"
 touch "$WORK/go-up"
 wait_until 20 job_state_is "$up" failed
 [ "$(job_field "$up" '.tasks[0].exitCode')" = 3 ] && [ "$(job_field "$up" .restarts)" = 0 ] || fail "job $up: $(job_json "$up" | jq -c '{restarts, tasks}')"

@@ -160,7 +160,7 @@ log "refusals name the script line and the option"
 
 # 4. Cancelling a running allocation stops srun's tasks on every node.
 running=$("$TESSERA" sbatch --parsable -J long -N 2 --gpus-per-node=1 --wrap "srun sleep 61.25")
-two_sleeps() { [ "$(pgrep -fc 'sleep 61.25' || true)" -ge 2 ]; }
+two_sleeps() { [ "$(pgrep -fc '^sleep 61.25' || true)" -ge 2 ]; }  # the tasks, not their supervisors
 wait_until 30 two_sleeps
 "$TESSERA" cancel "$running" >/dev/null
 wait_until 20 job_state_is "$running" cancelled

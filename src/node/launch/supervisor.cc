@@ -11,6 +11,7 @@
 //
 // Deliberately libc only and small: it is exec'd once per task start.
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,33 +20,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <string>
-#include <vector>
-
 #include "node/launch/launch_failure.h"
 #include "node/launch/supervisor_protocol.h"
 
 namespace tessera::node {
 namespace {
 
-void Complain(const std::string& what) { fprintf(stderr, "tessera-supervise: %s: %s\n", what.c_str(), strerror(errno)); }
-
-bool WriteAll(int fd, const std::string& text) {
-  return write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-}
+// No C++ library here (no std::string): loading libstdc++ would cost each
+// task start about as much as the rest of the supervisor.
+void Complain(const char* what, const char* where) { fprintf(stderr, "tessera-supervise: %s %s: %s\n", what, where, strerror(errno)); }
 
 // Written to a temporary file, synced and renamed, then the directory synced:
 // after a crash the file is either absent or complete.
-bool WriteDurably(const std::string& dir, const char* name, const std::string& text, bool sync) {
-  const std::string path = dir + "/" + name;
-  const std::string temporary = path + ".tmp";
-  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+bool WriteDurably(const char* dir, const char* name, const char* text, bool sync) {
+  char path[PATH_MAX], temporary[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/%s", dir, name) >= static_cast<int>(sizeof path) ||
+      snprintf(temporary, sizeof temporary, "%s.tmp", path) >= static_cast<int>(sizeof temporary)) {
+    errno = ENAMETOOLONG;
+    return false;
+  }
+  const int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  const bool written = WriteAll(fd, text) && (!sync || fsync(fd) == 0);
+  const size_t length = strlen(text);
+  const bool written = write(fd, text, length) == static_cast<ssize_t>(length) && (!sync || fsync(fd) == 0);
   close(fd);
-  if (!written || rename(temporary.c_str(), path.c_str()) != 0) return false;
+  if (!written || rename(temporary, path) != 0) return false;
   if (!sync) return true;
-  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return false;
   const bool synced = fsync(dir_fd) == 0;
   close(dir_fd);
@@ -59,7 +60,7 @@ int Supervise(int argc, char** argv) {
     fprintf(stderr, "usage: %s STATE_DIR REPORT_FD N CANDIDATE... ARGV...\n(started by tessera agent, not by hand)\n", argv[0]);
     return 2;
   }
-  const std::string state_dir = argv[1];
+  const char* state_dir = argv[1];
   const int report_fd = atoi(argv[2]);
   const int candidates = atoi(argv[3]);
   if (report_fd < 3 || candidates < 1 || 4 + candidates >= argc) {
@@ -67,8 +68,9 @@ int Supervise(int argc, char** argv) {
     return 2;
   }
   // The candidates, null-terminated for ExecFirst; the task's argv is the rest.
-  std::vector<char*> search(argv + 4, argv + 4 + candidates);
-  search.push_back(nullptr);
+  char** search = static_cast<char**>(calloc(static_cast<size_t>(candidates) + 1, sizeof(char*)));
+  if (search == nullptr) ReportLaunchFailure(report_fd, LaunchStep::kSupervisor, errno);
+  memcpy(search, argv + 4, static_cast<size_t>(candidates) * sizeof(char*));
   char** task_argv = argv + 4 + candidates;
 
   sigset_t all;
@@ -84,19 +86,19 @@ int Supervise(int argc, char** argv) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     setpgid(0, 0);
-    ReportLaunchFailure(report_fd, LaunchStep::kExec, ExecFirst(search.data(), task_argv, environ));
+    ReportLaunchFailure(report_fd, LaunchStep::kExec, ExecFirst(search, task_argv, environ));
   }
   setpgid(task, task);  // both sides, so that no signal finds the group missing
   close(report_fd);
-  if (!WriteDurably(state_dir, kSupervisorPidsFile, std::to_string(getpid()) + " " + std::to_string(task) + "\n", false)) {
-    Complain("cannot write " + state_dir + "/" + kSupervisorPidsFile);
-  }
+  char line[64];
+  snprintf(line, sizeof line, "%d %d\n", getpid(), task);
+  if (!WriteDurably(state_dir, kSupervisorPidsFile, line, false)) Complain("cannot write the pids in", state_dir);
 
   for (;;) {
     signalfd_siginfo info{};
     if (read(signals, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) {
       if (errno == EINTR) continue;
-      Complain("reading signals");
+      Complain("cannot read signals in", state_dir);
       return 1;
     }
     const int sig = static_cast<int>(info.ssi_signo);
@@ -110,9 +112,8 @@ int Supervise(int argc, char** argv) {
       while (waitpid(task, &status, 0) < 0 && errno == EINTR) {
       }
       const int code = ExitCode(status);
-      if (!WriteDurably(state_dir, kSupervisorExitFile, std::to_string(code) + "\n", true)) {
-        Complain("cannot record the exit status of " + std::string(task_argv[0]) + " in " + state_dir);
-      }
+      snprintf(line, sizeof line, "%d\n", code);
+      if (!WriteDurably(state_dir, kSupervisorExitFile, line, true)) Complain("cannot record the task's exit status in", state_dir);
       return code;
     }
     kill(-task, sig == SupervisorKillSignal() ? SIGKILL : sig);
