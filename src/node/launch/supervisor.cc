@@ -7,9 +7,12 @@
 // the task goes to its group; SIGCHLD means the task may have exited. When the
 // task's leader exits, what it left in its group is SIGKILLed (the task's
 // lifetime is its leader's, as without a supervisor), and the exit status is
-// written durably before the supervisor exits with the same status.
+// written (atomically) before the supervisor exits with the same status.
 //
-// Deliberately libc only and small: it is exec'd once per task start.
+// Deliberately small and statically linked: it is exec'd once per task start,
+// and a static binary skips the dynamic loader, so the task's LD_PRELOAD (the
+// vGPU shim) and LD_LIBRARY_PATH reach the task without touching the
+// supervisor. It allocates nothing.
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -26,13 +29,13 @@
 namespace tessera::node {
 namespace {
 
-// No C++ library here (no std::string): loading libstdc++ would cost each
-// task start about as much as the rest of the supervisor.
 void Complain(const char* what, const char* where) { fprintf(stderr, "tessera-supervise: %s %s: %s\n", what, where, strerror(errno)); }
 
-// Written to a temporary file, synced and renamed, then the directory synced:
-// after a crash the file is either absent or complete.
-bool WriteDurably(const char* dir, const char* name, const char* text, bool sync) {
+// Written to a temporary file and renamed: whoever reads it (the agent, or
+// its successor after a crash) sees it absent or complete. Not synced to disk:
+// it must outlive the agent, not the node -- a node that loses power loses its
+// tasks with their exit files, and the agent reports them lost either way.
+bool WriteAtomically(const char* dir, const char* name, const char* text) {
   char path[PATH_MAX], temporary[PATH_MAX];
   if (snprintf(path, sizeof path, "%s/%s", dir, name) >= static_cast<int>(sizeof path) ||
       snprintf(temporary, sizeof temporary, "%s.tmp", path) >= static_cast<int>(sizeof temporary)) {
@@ -42,36 +45,31 @@ bool WriteDurably(const char* dir, const char* name, const char* text, bool sync
   const int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   const size_t length = strlen(text);
-  const bool written = write(fd, text, length) == static_cast<ssize_t>(length) && (!sync || fsync(fd) == 0);
+  const bool written = write(fd, text, length) == static_cast<ssize_t>(length);
   close(fd);
-  if (!written || rename(temporary, path) != 0) return false;
-  if (!sync) return true;
-  const int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return false;
-  const bool synced = fsync(dir_fd) == 0;
-  close(dir_fd);
-  return synced;
+  return written && rename(temporary, path) == 0;
 }
 
 int ExitCode(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
 int Supervise(int argc, char** argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: %s STATE_DIR REPORT_FD N CANDIDATE... ARGV...\n(started by tessera agent, not by hand)\n", argv[0]);
+  // The candidates end at the "--" (never a candidate: each holds a '/'),
+  // which becomes their terminating null; the task's argv is the rest.
+  int separator = 3;
+  while (separator < argc && strcmp(argv[separator], kSupervisorArgvSeparator) != 0) ++separator;
+  if (argc < 3 || separator == 3 || separator + 1 >= argc) {
+    fprintf(stderr, "usage: %s STATE_DIR REPORT_FD CANDIDATE... -- ARGV...\n(started by tessera agent, not by hand)\n", argv[0]);
     return 2;
   }
   const char* state_dir = argv[1];
   const int report_fd = atoi(argv[2]);
-  const int candidates = atoi(argv[3]);
-  if (report_fd < 3 || candidates < 1 || 4 + candidates >= argc) {
-    fprintf(stderr, "tessera-supervise: malformed command line\n");
+  if (report_fd < 3) {
+    fprintf(stderr, "tessera-supervise: malformed report descriptor %s\n", argv[2]);
     return 2;
   }
-  // The candidates, null-terminated for ExecFirst; the task's argv is the rest.
-  char** search = static_cast<char**>(calloc(static_cast<size_t>(candidates) + 1, sizeof(char*)));
-  if (search == nullptr) ReportLaunchFailure(report_fd, LaunchStep::kSupervisor, errno);
-  memcpy(search, argv + 4, static_cast<size_t>(candidates) * sizeof(char*));
-  char** task_argv = argv + 4 + candidates;
+  argv[separator] = nullptr;
+  char** search = argv + 3;
+  char** task_argv = argv + separator + 1;
 
   sigset_t all;
   sigfillset(&all);
@@ -92,7 +90,7 @@ int Supervise(int argc, char** argv) {
   close(report_fd);
   char line[64];
   snprintf(line, sizeof line, "%d %d\n", getpid(), task);
-  if (!WriteDurably(state_dir, kSupervisorPidsFile, line, false)) Complain("cannot write the pids in", state_dir);
+  if (!WriteAtomically(state_dir, kSupervisorPidsFile, line)) Complain("cannot write the pids in", state_dir);
 
   for (;;) {
     signalfd_siginfo info{};
@@ -113,7 +111,7 @@ int Supervise(int argc, char** argv) {
       }
       const int code = ExitCode(status);
       snprintf(line, sizeof line, "%d\n", code);
-      if (!WriteDurably(state_dir, kSupervisorExitFile, line, true)) Complain("cannot record the task's exit status in", state_dir);
+      if (!WriteAtomically(state_dir, kSupervisorExitFile, line)) Complain("cannot record the task's exit status in", state_dir);
       return code;
     }
     kill(-task, sig == SupervisorKillSignal() ? SIGKILL : sig);

@@ -365,8 +365,9 @@ Result<std::unique_ptr<TaskProcess>> TaskProcess::Launch(const LaunchSpec& spec,
   }
   std::vector<std::string> supervisor_argv;
   if (supervised) {
-    supervisor_argv = {spec.supervisor, spec.state_dir, std::to_string(report->write.get()), std::to_string(candidates.size())};
+    supervisor_argv = {spec.supervisor, spec.state_dir, std::to_string(report->write.get())};
     supervisor_argv.insert(supervisor_argv.end(), candidates.begin(), candidates.end());
+    supervisor_argv.push_back(kSupervisorArgvSeparator);
     supervisor_argv.insert(supervisor_argv.end(), argv.begin(), argv.end());
   }
   const ChildPlan plan{report->write.get(),
