@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "cli/api_client.h"
 #include "cli/commands.h"
@@ -47,19 +48,26 @@ void PrintQueues(const json& answer) {
 
 struct NodeArgs {
   ClientOptions client;
-  std::string name;
+  std::vector<std::string> names;
 };
 
+// One process and one connection for any number of nodes: releasing a cluster
+// of 64 cordoned nodes is one command, as `scontrol update nodename=...` is.
+// JSON output: the node's object for one node, an array of them for several.
 void AddNodeAction(CLI::App* nodes, const char* action, const char* help) {
   auto args = std::make_shared<NodeArgs>();
   CLI::App* cmd = nodes->add_subcommand(action, help);
   AddClientFlags(cmd, &args->client);
-  cmd->add_option("node", args->name, "Node name")->required();
+  cmd->add_option("node", args->names, "Node names")->required();
   cmd->callback([args, action = std::string(action)] {
     ApiClient api(args->client);
-    const json n = api.Call("POST", "/v1/nodes/" + net::PercentEncode(args->name) + "/" + action);
-    if (args->client.output == "json") return PrintJson(n);
-    std::cout << "node " << args->name << ": " << n["state"].get<std::string>() << "\n";
+    json answers = json::array();
+    for (const std::string& name : args->names) {
+      const json n = api.Call("POST", "/v1/nodes/" + net::PercentEncode(name) + "/" + action);
+      if (args->client.output != "json") std::cout << "node " << name << ": " << n["state"].get<std::string>() << "\n";
+      answers.push_back(n);
+    }
+    if (args->client.output == "json") PrintJson(answers.size() == 1 ? answers[0] : answers);
   });
 }
 
@@ -103,10 +111,10 @@ void Top(const ClientOptions& client, double interval, bool once) {
 
 void AddClusterCommands(CLI::App& app) {
   {
-    CLI::App* nodes = AddListCommand(app, "nodes", "List nodes; cordon, uncordon or drain one", "/v1/nodes", PrintNodes);
-    AddNodeAction(nodes, "cordon", "Place no new work on a node");
-    AddNodeAction(nodes, "uncordon", "Open a cordoned node again");
-    AddNodeAction(nodes, "drain", "Cordon a node and requeue the work running on it");
+    CLI::App* nodes = AddListCommand(app, "nodes", "List nodes; cordon, uncordon or drain some", "/v1/nodes", PrintNodes);
+    AddNodeAction(nodes, "cordon", "Place no new work on these nodes");
+    AddNodeAction(nodes, "uncordon", "Open cordoned nodes again");
+    AddNodeAction(nodes, "drain", "Cordon nodes and requeue the work running on them");
   }
   {
     CLI::App* queues = AddListCommand(app, "queues", "List queues; set or delete one", "/v1/queues", PrintQueues);

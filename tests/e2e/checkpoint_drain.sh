@@ -57,3 +57,6 @@ wait_until 20 bash -c "'$TESSERA' logs $job | grep -q 'attempt 2 on node-b resum
 grep -q "signal 10 to checkpoint" "$WORK/node-a.log" || fail "the agent says it asked for a checkpoint"
 grep -q "checkpoint reported; SIGTERM now" "$WORK/node-a.log" || fail "the agent says the report ended the grace"
 log "drained: checkpointed at step $saved on node-a, resumed at it on node-b"
+# Several nodes in one command: -o json answers with their objects.
+states=$("$TESSERA" nodes cordon node-a node-b -o json | jq -r '.[].state' | paste -sd' ')
+[ "$states" = "cordoned cordoned" ] || fail "cordoning both nodes in one command answered '$states'"
