@@ -16,6 +16,8 @@ packages=(
   prometheus
   # dashboard tests: headless Chromium driven through chromedriver by Selenium
   chromium chromium-driver python3-selenium
+  # container images and tasks: pull, unpack, run; the tests' loopback registry and offline image
+  skopeo umoci runc docker-registry busybox-static
   # the etcd state store's tests: a real etcd
   etcd-server
   # the fuzz targets (scripts/fuzz.sh): clang with libFuzzer
