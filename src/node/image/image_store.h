@@ -65,9 +65,11 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "node/image/image_reference.h"
+#include "model/image_reference.h"
 
 namespace tessera::node {
+
+using model::ImageReference;
 
 struct ImageStoreOptions {
   // Collect() removes unused images until bundles and layout together take

@@ -174,7 +174,7 @@ class ImageStoreTest : public testing::Test {
   }
 
   static ImageReference Ref(const std::string& text) {
-    Result<ImageReference> ref = ParseImageReference(text);
+    Result<ImageReference> ref = model::ParseImageReference(text);
     EXPECT_TRUE(ref.ok()) << ref.status().message();
     return ref.ok() ? *ref : ImageReference{};
   }

@@ -27,7 +27,7 @@
 
 #include "base/status.h"
 
-namespace tessera::node {
+namespace tessera::model {
 
 struct ImageReference {
   enum class Kind { kRegistry, kOciLayout };
@@ -55,4 +55,4 @@ struct ImageReference {
 // Parses `text`; an InvalidArgument says what is wrong with it and where.
 Result<ImageReference> ParseImageReference(std::string_view text);
 
-}  // namespace tessera::node
+}  // namespace tessera::model

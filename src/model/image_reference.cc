@@ -1,8 +1,8 @@
-#include "node/image/image_reference.h"
+#include "model/image_reference.h"
 
 #include <filesystem>
 
-namespace tessera::node {
+namespace tessera::model {
 
 namespace {
 
@@ -229,4 +229,4 @@ Result<ImageReference> ParseImageReference(std::string_view text) {
   return ParseRegistry(text);
 }
 
-}  // namespace tessera::node
+}  // namespace tessera::model

@@ -1,4 +1,4 @@
-#include "node/image/image_reference.h"
+#include "model/image_reference.h"
 
 #include <string>
 #include <vector>
@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace tessera::node {
+namespace tessera::model {
 namespace {
 
 using ::testing::HasSubstr;
@@ -135,4 +135,4 @@ TEST(ImageReferenceTest, MalformedReferencesSayWhatIsWrong) {
 }
 
 }  // namespace
-}  // namespace tessera::node
+}  // namespace tessera::model
