@@ -32,7 +32,8 @@ CommandResult RunOk(std::vector<std::string> argv, milliseconds timeout = millis
 bool Dead(const std::string& pid) {
   std::ifstream stat("/proc/" + pid + "/stat");
   if (!stat) return true;
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string text;
+  std::getline(stat, text);  // one line
   const std::size_t paren = text.rfind(')');
   return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
 }
