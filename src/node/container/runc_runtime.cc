@@ -16,12 +16,6 @@ namespace fs = std::filesystem;
 
 constexpr std::chrono::seconds kRuncTimeout{30};
 
-std::string LastLine(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  const std::size_t newline = text.rfind('\n');
-  return newline == std::string::npos ? text : text.substr(newline + 1);
-}
-
 }  // namespace
 
 std::vector<std::string> RuncRuntime::Runc(std::vector<std::string> args) const {
@@ -64,7 +58,7 @@ Result<std::vector<std::string>> RuncRuntime::Prepare(const std::string& id, con
 Status RuncRuntime::Kill(const std::string& id) const {
   Result<CommandResult> killed = RunCommand({Runc({"kill", "--all", id, "KILL"}), kRuncTimeout});
   if (!killed.ok()) return killed.status();
-  if (killed->exit_code != 0) return Internal("container " + id + ": runc kill: " + LastLine(killed->stderr_tail));
+  if (killed->exit_code != 0) return Internal("container " + id + ": runc kill: " + ToolMessage(killed->stderr_tail));
   return Status::Ok();
 }
 

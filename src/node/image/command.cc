@@ -233,4 +233,27 @@ Result<CommandResult> RunCommand(const CommandSpec& spec) {
   return result;
 }
 
+std::string ToolMessage(const std::string& output, const std::string& secret) {
+  std::string_view text = output;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
+  const std::size_t newline = text.rfind('\n');
+  std::string line(newline == std::string_view::npos ? text : text.substr(newline + 1));
+  if (const std::size_t msg = line.find("msg=\""); msg != std::string::npos) {
+    std::string unescaped;
+    const std::size_t end = line.rfind('"');
+    for (std::size_t i = msg + 5; i < end; ++i) {
+      if (line[i] == '\\' && i + 1 < end) ++i;
+      unescaped += line[i];
+    }
+    line = unescaped;
+  }
+  const std::size_t start = line.find_first_not_of(" \t");
+  line = start == std::string::npos ? std::string() : line.substr(start);
+  if (line.rfind("⨯ ", 0) == 0) line = line.substr(std::string_view("⨯ ").size());
+  if (!secret.empty()) {
+    for (std::size_t at; (at = line.find(secret)) != std::string::npos;) line.replace(at, secret.size(), "***");
+  }
+  return line;
+}
+
 }  // namespace tessera::node

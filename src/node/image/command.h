@@ -56,4 +56,9 @@ struct CommandResult {
 // exit code, however bad, is a CommandResult.
 Result<CommandResult> RunCommand(const CommandSpec& spec);
 
+// The line a tool ended its output on, for a message: a logrus line (skopeo,
+// runc) reduced to its msg="...", umoci's without its "⨯" mark; `secret`,
+// when given, masked.
+std::string ToolMessage(const std::string& output, const std::string& secret = {});
+
 }  // namespace tessera::node

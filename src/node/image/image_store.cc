@@ -242,31 +242,6 @@ ImageConfig ConfigFromJson(const json& object) {
   return config;
 }
 
-// The line a tool ended on, for a message: skopeo's logrus line reduced to
-// its msg="...", umoci's without its "⨯" mark; any secret masked.
-std::string LastLine(const std::string& output, const std::string& secret) {
-  std::string_view text = output;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
-  const std::size_t newline = text.rfind('\n');
-  std::string line(newline == std::string_view::npos ? text : text.substr(newline + 1));
-  if (const std::size_t msg = line.find("msg=\""); msg != std::string::npos) {
-    std::string unescaped;
-    const std::size_t end = line.rfind('"');
-    for (std::size_t i = msg + 5; i < end; ++i) {
-      if (line[i] == '\\' && i + 1 < end) ++i;
-      unescaped += line[i];
-    }
-    line = unescaped;
-  }
-  const std::size_t start = line.find_first_not_of(" \t");
-  line = start == std::string::npos ? std::string() : line.substr(start);
-  if (line.rfind("⨯ ", 0) == 0) line = line.substr(std::string_view("⨯ ").size());
-  if (!secret.empty()) {
-    for (std::size_t at; (at = line.find(secret)) != std::string::npos;) line.replace(at, secret.size(), "***");
-  }
-  return line;
-}
-
 // Why skopeo failed, from what it printed; retry says whether trying again
 // may help.
 struct Failure {
@@ -277,7 +252,7 @@ struct Failure {
 Failure ClassifySkopeo(const ImageReference& ref, const std::string& output, const std::optional<Credentials>& creds) {
   const std::string image = ref.Canonical();
   const std::string lower = Lower(output);
-  const std::string said = " (skopeo: " + LastLine(output, creds ? creds->password : std::string()) + ")";
+  const std::string said = " (skopeo: " + ToolMessage(output, creds ? creds->password : std::string()) + ")";
   const bool oci = ref.kind == ImageReference::Kind::kOciLayout;
   const std::string host = oci ? std::string() : ref.registry;
 
@@ -746,7 +721,7 @@ Status ImageStore::RunUmoci(const std::string& what, std::vector<std::string> ar
   if (ran->timed_out) return FailedPrecondition(what + ": umoci took longer than " + Seconds(options_.unpack_timeout));
   if (ran->exit_code == 0) return Status::Ok();
   const std::string output = ran->stderr_tail + ran->stdout_tail;
-  const std::string said = " (umoci: " + LastLine(output, {}) + ")";
+  const std::string said = " (umoci: " + ToolMessage(output, {}) + ")";
   if (Contains(Lower(output), "no space left on device")) {
     return ResourceExhausted(what + ": the node's disk is full; free space or lower the image cache's size limit" + said, 0);
   }
