@@ -2,8 +2,9 @@
 # The main job on its embedded default: build Tessera (release), bring up a
 # local cluster with `tessera up` (a server with SQLite state and three agents;
 # fake GPUs where the machine has no NVIDIA driver, real processes either
-# way), submit a 2-node gang that really rendezvouses over TCP and a
-# quarter-GPU job, and show them running, their placement and their output.
+# way), submit a 2-node gang that really rendezvouses over TCP, a
+# quarter-GPU job and a container job (its image built offline from
+# busybox-static), and show them running, their placement and their output.
 # The cluster is stopped at the end; `tessera up` alone keeps one running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,11 @@ scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target tessera
 tessera=build/release/tessera
+# The container job's image, an OCI layout on the node (examples/jobs/container.yaml).
+images=/var/tmp/tessera-examples
+rm -rf "$images/busybox"
+mkdir -p "$images"
+scripts/busybox-image.sh "$images/busybox" 1 >/dev/null
 
 data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-demo.XXXXXX")
 port=$((20000 + RANDOM % 20000))
@@ -38,7 +44,7 @@ step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 head -n 4 "$data/up.log" | sed 's/^/  /'
 
 step "$tessera" nodes
-step "$tessera" submit examples/jobs/gang-ddp.yaml examples/jobs/notebook-quarter.yaml
+step "$tessera" submit examples/jobs/gang-ddp.yaml examples/jobs/notebook-quarter.yaml examples/jobs/container.yaml
 # Both placed and every task reported (neither pending nor starting).
 wait_for 60 "running jobs" all_placed
 step "$tessera" jobs
@@ -46,7 +52,8 @@ step "$tessera" describe 0
 sleep 2
 step "$tessera" logs 0 --task worker-1
 step "$tessera" logs 1
+step "$tessera" logs 2
 step "$tessera" top --once
-printf '\nwaiting for both jobs to finish...\n'
-wait_for 120 "end of both jobs" all_ended
+printf '\nwaiting for the jobs to finish...\n'
+wait_for 120 "end of the jobs" all_ended
 step "$tessera" jobs --all

@@ -110,6 +110,54 @@ Result<NodeInventory> NodeInventoryFromJson(const json& value) {
   return inv;
 }
 
+namespace {
+
+json ContainerJson(const ContainerAssignment& c) {
+  json mounts = json::array();
+  for (const ContainerAssignment::Mount& m : c.mounts) {
+    mounts.push_back({{"hostPath", m.host_path}, {"mountPath", m.mount_path}, {"readOnly", m.read_only}});
+  }
+  json out = {{"image", c.image}, {"pullPolicy", c.pull_policy}, {"mounts", mounts}};
+  if (c.shm_bytes > 0) out["shmBytes"] = c.shm_bytes;
+  if (c.uid >= 0) out["uid"] = c.uid;
+  if (c.gid >= 0) out["gid"] = c.gid;
+  return out;
+}
+
+Result<ContainerAssignment> ContainerFromJson(const json& value, const std::string& path) {
+  Result<JsonObject> o = JsonObject::Read(value, path, {"image", "pullPolicy", "mounts", "shmBytes", "uid", "gid"}, {"image"});
+  if (!o.ok()) return o.status();
+  ContainerAssignment c;
+  TESSERA_RETURN_IF_ERROR(o->ReadString("image", &c.image));
+  if (c.image.empty()) return o->Error("image", "must not be empty");
+  TESSERA_RETURN_IF_ERROR(o->ReadString("pullPolicy", &c.pull_policy));
+  if (c.pull_policy != "IfNotPresent" && c.pull_policy != "Always" && c.pull_policy != "Never") {
+    return o->Error("pullPolicy", "'" + c.pull_policy + "' is not one of: IfNotPresent, Always, Never");
+  }
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("shmBytes", &c.shm_bytes, 0, kMaxI64));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("uid", &c.uid, 0, 0x7fffffff));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("gid", &c.gid, 0, 0x7fffffff));
+  if (o->Has("mounts")) {
+    auto items = o->Items("mounts");
+    if (!items.ok()) return items.status();
+    for (const auto& [item_path, item] : *items) {
+      Result<JsonObject> m = JsonObject::Read(*item, item_path, {"hostPath", "mountPath", "readOnly"}, {"hostPath", "mountPath"});
+      if (!m.ok()) return m.status();
+      ContainerAssignment::Mount mount;
+      TESSERA_RETURN_IF_ERROR(m->ReadString("hostPath", &mount.host_path));
+      TESSERA_RETURN_IF_ERROR(m->ReadString("mountPath", &mount.mount_path));
+      TESSERA_RETURN_IF_ERROR(m->ReadBool("readOnly", &mount.read_only));
+      for (const std::string* p : {&mount.host_path, &mount.mount_path}) {
+        if (p->empty() || p->front() != '/') return m->Error(p == &mount.host_path ? "hostPath" : "mountPath", "must be an absolute path");
+      }
+      c.mounts.push_back(std::move(mount));
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
 json ToJson(const Assignment& a) {
   json t = KeyJson(a.key);
   t["jobName"] = a.job_name;
@@ -128,6 +176,7 @@ json ToJson(const Assignment& a) {
   if (a.checkpoint_signal > 0) t["checkpointSignal"] = a.checkpoint_signal;
   t["checkpointGraceMs"] = a.checkpoint_grace_ms;
   if (a.interactive_idle_ms > 0) t["interactiveIdleMs"] = a.interactive_idle_ms;
+  if (!a.container.image.empty()) t["container"] = ContainerJson(a.container);
   return t;
 }
 
@@ -148,7 +197,8 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
   for (const auto& [path, item] : *items) {
     Result<JsonObject> t = JsonObject::Read(*item, path, {"job", "attempt", "task", "jobName", "taskName", "command", "env", "workingDir", "gpus",
                                                           "gpuMilli", "gpuMemory", "cpuMilli", "memory", "gpuSharing",
-                                                          "gpuMemoryBurst", "migDevice", "checkpointSignal", "checkpointGraceMs", "interactiveIdleMs"},
+                                                          "gpuMemoryBurst", "migDevice", "checkpointSignal", "checkpointGraceMs", "interactiveIdleMs",
+                                                          "container"},
                                             {"job", "attempt", "task", "command"});
     if (!t.ok()) return t.status();
     Assignment a;
@@ -167,6 +217,11 @@ Result<AssignmentSet> AssignmentSetFromJson(const json& value) {
     TESSERA_RETURN_IF_ERROR(t->ReadInt32("checkpointSignal", &a.checkpoint_signal, 0, 64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("checkpointGraceMs", &a.checkpoint_grace_ms, 0, kMaxI64));
     TESSERA_RETURN_IF_ERROR(t->ReadInt("interactiveIdleMs", &a.interactive_idle_ms, 0, kMaxI64));
+    if (t->Has("container")) {
+      Result<ContainerAssignment> container = ContainerFromJson(t->Raw("container"), path + ".container");
+      if (!container.ok()) return container.status();
+      a.container = std::move(*container);
+    }
     if (t->Has("env")) {
       const json& env = t->Raw("env");
       if (!env.is_object()) return t->Error("env", "expected an object of strings");
@@ -194,7 +249,7 @@ json ToJson(const StatusReport& report) {
   json tasks = json::array();
   for (const TaskReport& r : report.tasks) {
     json t = KeyJson(r.key);
-    t["state"] = r.exited ? "exited" : "running";
+    t["state"] = r.exited ? "exited" : r.preparing ? "preparing" : "running";
     if (r.exited) t["exitCode"] = r.exit_code;
     if (!r.message.empty()) t["message"] = r.message;
     if (r.lost) t["lost"] = true;
@@ -287,8 +342,11 @@ Result<StatusReport> StatusReportFromJson(const json& value) {
     TESSERA_RETURN_IF_ERROR(ReadKey(*t, &r.key));
     std::string state;
     TESSERA_RETURN_IF_ERROR(t->ReadString("state", &state));
-    if (state != "running" && state != "exited") return t->Error("state", "'" + state + "' is not one of: running, exited");
+    if (state != "running" && state != "exited" && state != "preparing") {
+      return t->Error("state", "'" + state + "' is not one of: running, preparing, exited");
+    }
     r.exited = state == "exited";
+    r.preparing = state == "preparing";
     TESSERA_RETURN_IF_ERROR(t->ReadInt32("exitCode", &r.exit_code, -1, 255));
     TESSERA_RETURN_IF_ERROR(t->ReadString("message", &r.message));
     TESSERA_RETURN_IF_ERROR(t->ReadBool("lost", &r.lost));

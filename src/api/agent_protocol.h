@@ -68,6 +68,19 @@ struct TaskKey {
   auto operator<=>(const TaskKey&) const = default;
 };
 
+// The container a task runs in (model/task_container.h, as the agent needs it).
+struct ContainerAssignment {
+  struct Mount {
+    std::string host_path, mount_path;
+    bool read_only = true;
+  };
+  std::string image;  // a canonical reference
+  std::string pull_policy = "IfNotPresent";  // or "Always", "Never"
+  std::vector<Mount> mounts;
+  std::int64_t shm_bytes = 0;  // 0: the runtime's default
+  std::int64_t uid = -1, gid = -1;  // -1: the image's user
+};
+
 struct Assignment {
   TaskKey key;
   std::string job_name;
@@ -93,6 +106,9 @@ struct Assignment {
   // the agent holds for `tessera attach`, and ends once nobody used it for
   // this long. 0: a batch task.
   std::int64_t interactive_idle_ms = 0;
+  // A container task: runs from this image (docs/containers.md); an empty
+  // image: a host process.
+  ContainerAssignment container;
 };
 
 struct AssignmentSet {
@@ -105,7 +121,7 @@ struct AssignmentSet {
 
 struct TaskReport {
   TaskKey key;
-  bool exited = false;      // false: running
+  bool exited = false;      // false: running (or preparing, below)
   std::int32_t exit_code = 0;
   std::string message;      // why it failed to start or how it ended
   // The agent lost the task through no fault of the job (it restarted while
@@ -117,6 +133,9 @@ struct TaskReport {
   // Milliseconds since the task last reported a checkpoint by touching its
   // TESSERA_CHECKPOINT_FILE (-1: not in this run, or an exited task).
   std::int64_t checkpoint_age_ms = -1;
+  // Not started yet: the agent prepares it (pulls its image), and message
+  // says how far ("pulling ... : 3 blobs"). Never with exited.
+  bool preparing = false;
 };
 
 // One GPU's telemetry as of the report (the server's idle-GPU accounting).

@@ -53,17 +53,53 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   a.env = {{"RANK", "3"}};
   a.gpus = {4, 5};
   a.gpu_milli = 1000;
+  a.container.image = "127.0.0.1:5000/ml/train:v1";
+  a.container.pull_policy = "Always";
+  a.container.mounts = {{"/datasets/c4", "/data", true}, {"/scratch", "/scratch", false}};
+  a.container.shm_bytes = 1 << 30;
+  a.container.uid = 1000;
+  a.container.gid = 100;
   set.tasks.push_back(a);
+  Assignment host;
+  host.key = {13, 1, 0};
+  host.command = {"true"};
+  set.tasks.push_back(host);
   auto back = AssignmentSetFromJson(ToJson(set));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->revision, 7);
   EXPECT_EQ(back->tasks[0].key, (TaskKey{12, 2, 3}));
   EXPECT_EQ(back->tasks[0].env.at("RANK"), "3");
   EXPECT_EQ(back->tasks[0].gpus, (std::vector<std::int32_t>{4, 5}));
+  const ContainerAssignment& c = back->tasks[0].container;
+  EXPECT_EQ(c.image, "127.0.0.1:5000/ml/train:v1");
+  EXPECT_EQ(c.pull_policy, "Always");
+  ASSERT_EQ(c.mounts.size(), 2u);
+  EXPECT_EQ(c.mounts[0].mount_path, "/data");
+  EXPECT_TRUE(c.mounts[0].read_only);
+  EXPECT_FALSE(c.mounts[1].read_only);
+  EXPECT_EQ(c.shm_bytes, 1 << 30);
+  EXPECT_EQ(c.uid, 1000);
+  EXPECT_EQ(c.gid, 100);
+  EXPECT_TRUE(back->tasks[1].container.image.empty());  // a host process
+  EXPECT_EQ(back->tasks[1].container.uid, -1);
+  const auto task_with = [](const char* container) {
+    return nlohmann::json::parse(std::string(R"({"revision":1,"tasks":[{"job":1,"attempt":1,"task":0,"command":[],"container":)") + container + "}]}");
+  };
+  auto bad_policy = AssignmentSetFromJson(task_with(R"({"image":"busybox","pullPolicy":"Sometimes"})"));
+  ASSERT_FALSE(bad_policy.ok());
+  EXPECT_THAT(bad_policy.status().message(), HasSubstr("tasks[0].container.pullPolicy: 'Sometimes' is not one of"));
+  auto relative = AssignmentSetFromJson(task_with(R"({"image":"busybox","mounts":[{"hostPath":"data","mountPath":"/data"}]})"));
+  ASSERT_FALSE(relative.ok());
+  EXPECT_THAT(relative.status().message(), HasSubstr("mounts[0].hostPath: must be an absolute path"));
 
   StatusReport report;
   report.tasks.push_back({{12, 2, 3}, true, 137, "killed"});
   report.tasks.push_back({{13, 1, 0}, false, 0, "", false, 2'000, 45'000});
+  TaskReport pulling;
+  pulling.key = {14, 1, 0};
+  pulling.message = "pulling 127.0.0.1:5000/ml/train:v1: 2 blobs";
+  pulling.preparing = true;
+  report.tasks.push_back(pulling);
   report.unhealthy_gpus.push_back({2, "Xid 79: GPU has fallen off the bus (hardware)"});
   report.faults.push_back({2, "xid", 79, "Xid 79: GPU has fallen off the bus", "hardware"});
   auto r = StatusReportFromJson(ToJson(report));
@@ -73,6 +109,10 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   EXPECT_EQ(r->tasks[0].checkpoint_age_ms, -1);
   EXPECT_EQ(r->tasks[1].progress_age_ms, 2'000);
   EXPECT_EQ(r->tasks[1].checkpoint_age_ms, 45'000);
+  EXPECT_FALSE(r->tasks[1].preparing);
+  EXPECT_TRUE(r->tasks[2].preparing);
+  EXPECT_FALSE(r->tasks[2].exited);
+  EXPECT_EQ(r->tasks[2].message, "pulling 127.0.0.1:5000/ml/train:v1: 2 blobs");
   ASSERT_EQ(r->unhealthy_gpus.size(), 1u);
   EXPECT_EQ(r->unhealthy_gpus[0].index, 2);
   ASSERT_EQ(r->faults.size(), 1u);
@@ -83,7 +123,7 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   EXPECT_THAT(no_reason.status().message(), HasSubstr("unhealthyGpus[0].reason"));
   auto bad = StatusReportFromJson(nlohmann::json::parse(R"({"tasks":[{"job":1,"attempt":1,"task":0,"state":"dancing"}]})"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("tasks[0].state: 'dancing' is not one of: running, exited"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("tasks[0].state: 'dancing' is not one of: running, preparing, exited"));
 }
 
 TEST(JsonReaderTest, MalformedJsonSaysWhere) {

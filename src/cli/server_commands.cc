@@ -264,7 +264,17 @@ struct AgentArgs {
   double grace_s = 10;
   bool no_cgroups = false;
   double max_burst_s = 300;
+  std::string image_cache_size;
 };
+
+// What a node needs to run container tasks; `tessera up` takes them for its agents too.
+void AddContainerFlags(CLI::App* cmd, AgentArgs* args) {
+  cmd->add_option("--insecure-registry", args->agent.insecure_registries,
+                  "A registry (HOST[:PORT]) pulled from over plain HTTP or without verifying its certificate; repeatable");
+  cmd->add_option("--image-cache-size", args->image_cache_size,
+                  "Unused images are collected, least recently used first, beyond this size (e.g. 200Gi; default: no limit)");
+  cmd->add_option("--runc", args->agent.runc, "The OCI runtime container tasks run with")->capture_default_str();
+}
 
 void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
   cmd->add_option("--server", args->agent.server, "The Tessera server, or every replica of it, comma-separated")->capture_default_str();
@@ -304,6 +314,7 @@ void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
                   "Seconds before a GPU taken out of service by a reset-class fault is health-checked (and between checks)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  AddContainerFlags(cmd, args);
   args->agent.metrics_listen = "0.0.0.0:9400";  // dcgm-exporter's port
   cmd->add_option("--metrics-listen", args->agent.metrics_listen,
                   "ADDRESS:PORT of the agent's /metrics (GPU telemetry, DCGM names); empty: none")
@@ -315,6 +326,11 @@ void FinishAgentOptions(AgentArgs& args) {
   args.agent.grace = std::chrono::milliseconds(static_cast<std::int64_t>(args.grace_s * 1000));
   args.agent.cgroups = !args.no_cgroups;
   args.agent.sharing.max_burst = std::chrono::seconds(static_cast<std::int64_t>(args.max_burst_s));
+  if (!args.image_cache_size.empty()) {
+    const Result<std::int64_t> bytes = ParseBytes(args.image_cache_size);
+    if (!bytes.ok() || *bytes <= 0) Fail(kExitBadInput, "--image-cache-size: '" + args.image_cache_size + "' is not a size such as 200Gi");
+    args.agent.image_cache_bytes = *bytes;
+  }
 }
 
 void RunAgent(AgentArgs& args) {
@@ -336,6 +352,7 @@ struct UpArgs {
   int gpus_per_node = 8;
   std::string gpu_model = "H100";
   bool fake = false;
+  AgentArgs containers;  // the container flags, the same for every local agent
 };
 
 void RunUp(UpArgs& args) {
@@ -358,6 +375,9 @@ void RunUp(UpArgs& args) {
   std::vector<std::thread> threads;
   for (int i = 0; i < agents; ++i) {
     AgentArgs a;
+    a.agent.insecure_registries = args.containers.agent.insecure_registries;
+    a.agent.runc = args.containers.agent.runc;
+    a.image_cache_size = args.containers.image_cache_size;
     a.agent.server = url;
     a.agent.name = "node-" + std::to_string(i);
     a.agent.address = "127.0.0.1";
@@ -439,6 +459,7 @@ void AddServerCommands(CLI::App& app) {
     cmd->add_option("--gpus-per-node", args->gpus_per_node, "Fake GPUs per node")->capture_default_str()->check(CLI::Range(0, 64));
     cmd->add_option("--gpu-model", args->gpu_model, "Fake GPU model")->capture_default_str();
     cmd->add_flag("--fake", args->fake, "Fake GPUs even where NVML is present");
+    AddContainerFlags(cmd, &args->containers);
     cmd->callback([args] { RunUp(*args); });
   }
 }

@@ -70,8 +70,9 @@ void ControlPlane::SubmitJobs(const auth::Caller& caller, Submission submission,
   }
   for (const model::Job& job : *jobs) {
     for (std::size_t g = 0; g < job.groups.size(); ++g) {
-      if (job.groups[g].command.empty()) {
-        return done(InvalidArgument("job " + job.name + ": spec.tasks[" + std::to_string(g) + "].command: required: the command each task runs"));
+      if (job.groups[g].command.empty() && !job.groups[g].container.enabled()) {
+        return done(InvalidArgument("job " + job.name + ": spec.tasks[" + std::to_string(g) +
+                                    "].command: required: the command each task runs (or an image whose entrypoint it runs)"));
       }
     }
   }
@@ -93,9 +94,7 @@ void ControlPlane::SubmitJobs(const auth::Caller& caller, Submission submission,
   std::vector<AcceptedJob> accepted;
   for (std::size_t i = 0; i < jobs->size(); ++i) {
     model::Job& job = (*jobs)[i];
-    for (model::TaskGroup& group : job.groups) {
-      if (group.working_dir.empty()) group.working_dir = submission.submit_dir;
-    }
+    StartInSubmitDir(job, submission.submit_dir);
     const std::string queue = QueuePath(job.queue);
     job.user = user;
     const model::JobId id = state_.Submit(std::move(job), NowSeconds());

@@ -25,6 +25,18 @@ bool ValidNodeName(const std::string& name) {
   return true;
 }
 
+api::ContainerAssignment ContainerAssignmentOf(const model::TaskContainer& c) {
+  api::ContainerAssignment out;
+  if (!c.enabled()) return out;
+  out.image = c.image;
+  out.pull_policy = std::string(model::ToString(c.pull_policy));
+  for (const model::HostMount& m : c.mounts) out.mounts.push_back({m.host_path, m.mount_path, m.read_only});
+  out.shm_bytes = c.shm_bytes;
+  if (c.uid) out.uid = *c.uid;
+  if (c.gid) out.gid = *c.gid;
+  return out;
+}
+
 }  // namespace
 
 void ControlPlane::Touch(const std::string& node) {
@@ -93,6 +105,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         a.checkpoint_signal = job.checkpoint_signal;
         a.checkpoint_grace_ms = job.checkpoint_grace * 1000;
         a.interactive_idle_ms = job.interactive_idle_timeout * 1000;
+        a.container = ContainerAssignmentOf(group.container);
         t.assignment_json = api::Dump(api::ToJson(a));
       }
       out += (first ? "" : ",") + t.assignment_json;
@@ -256,6 +269,14 @@ void ControlPlane::ApplyTaskReport(const std::string& node, const api::TaskRepor
   }
   TaskRecord& task = record.tasks[static_cast<std::size_t>(r.key.task)];
   if (task.node != node) return;
+  if (r.preparing) {
+    // Pull progress: an event each time it moves, none for a repeated report.
+    if (task.state == TaskState::kAssigned && r.message != task.preparing) {
+      task.preparing = r.message;
+      Emit("TaskPreparing", id.value(), node, "task " + task.name + ": " + r.message);
+    }
+    return;
+  }
   if (!r.exited && task.state == TaskState::kAssigned) {
     task.state = TaskState::kRunning;
     const bool all = std::all_of(record.tasks.begin(), record.tasks.end(), [](const TaskRecord& t) { return t.state != TaskState::kAssigned; });

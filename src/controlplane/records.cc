@@ -2,6 +2,12 @@
 
 namespace tessera::controlplane {
 
+void StartInSubmitDir(model::Job& job, const std::string& submit_dir) {
+  for (model::TaskGroup& group : job.groups) {
+    if (group.working_dir.empty() && !group.container.enabled()) group.working_dir = submit_dir;
+  }
+}
+
 std::string_view ApiState(model::JobState state, bool all_tasks_running) {
   switch (state) {
     case model::JobState::kPending: return "pending";

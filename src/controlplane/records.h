@@ -25,6 +25,10 @@ std::string_view ApiState(model::JobState state, bool all_tasks_running);
 // how it ended (model/job_table.h).
 std::string_view ArrayApiState(const model::Job& parent);
 
+// Host-process tasks without a workingDir start where the job was submitted
+// from (X-Tessera-Workdir), as sbatch's do; a container starts in its image's.
+void StartInSubmitDir(model::Job& job, const std::string& submit_dir);
+
 enum class TaskState { kAssigned, kRunning, kExited };
 std::string_view ToString(TaskState state);
 
@@ -43,6 +47,7 @@ struct TaskRecord {
   TaskState state = TaskState::kAssigned;
   std::int32_t exit_code = 0;           // valid once kExited
   std::string message;                  // the agent's word on a failure
+  std::string preparing;                // what the agent last said it prepares (an image pull); not persisted
   // The task's assignment as its agent receives it, serialized once: node
   // assignment sets are rebuilt on every change and a run's tasks never change.
   std::string assignment_json;

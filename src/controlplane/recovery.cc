@@ -271,9 +271,7 @@ Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::str
   job.attained_gpu_seconds = stored.attained_gpu_seconds;
   job.not_before = stored.restart_after_ms / 1000;
   job.user = record.user;
-  for (model::TaskGroup& group : job.groups) {
-    if (group.working_dir.empty()) group.working_dir = record.submit_dir;
-  }
+  StartInSubmitDir(job, record.submit_dir);
   job.submit_time = record.submit_ms / 1000;
   job.start_time = record.scheduled_ms / 1000;
   job.last_checkpoint = std::max(job.start_time, record.checkpoint_ms / 1000);

@@ -19,6 +19,7 @@
 #include "model/job_array.h"
 #include "model/placement.h"
 #include "model/resources.h"
+#include "model/task_container.h"
 #include "model/topology.h"
 
 namespace tessera::model {
@@ -71,7 +72,8 @@ struct TaskGroup {
   TaskRequest request;
   std::vector<std::string> command;
   std::map<std::string, std::string> env;  // added to the task's environment
-  std::string working_dir;                 // where the task starts; empty: the agent's work dir
+  std::string working_dir;                 // where the task starts; empty: the agent's work dir (or the image's)
+  TaskContainer container;                 // the image it runs from; none: a host process
   // Each task of the group on a node of its own (no two on one node), as a
   // Slurm allocation holds one task per node: placement treats the group's
   // tasks as mutually exclusive on a node.

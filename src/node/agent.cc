@@ -24,6 +24,7 @@
 #include "metrics/exposition.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
+#include "node/container/container_tasks.h"
 #include "node/interactive/node_sessions.h"
 #include "node/interactive/task_terminal.h"
 #include "node/node_metrics.h"
@@ -82,6 +83,9 @@ struct LocalTask {
   // ends the checkpoint grace early.
   std::optional<fs::file_time_type> checkpoint_asked;
   std::int64_t shipped[2] = {0, 0};   // stdout, stderr bytes the server has
+  // A container task's image, leased while the task lives; or why it could not be had.
+  std::optional<Image> image;
+  std::string image_error;
 };
 
 }  // namespace
@@ -116,6 +120,7 @@ class Agent::Impl {
     journal_ = std::move(*journal);
     tasks_dir_ = fs::absolute(fs::path(options_.data_dir) / "tasks", ec);
     FindSupervisor();
+    OpenContainers();
     if (std::ifstream in(CredentialPath()); in) std::getline(in, credential_);
     sessions_ = std::make_unique<NodeSessions>(NodeSessionsOptions{options_.name, servers_, tls_, [this] { return Token(); }});
     TESSERA_RETURN_IF_ERROR(ServeMetrics());
@@ -299,6 +304,25 @@ class Agent::Impl {
     return Status::Ok();
   }
 
+  // The image store and runc's state under <data dir>/containers. Without
+  // them the node still runs host tasks; a container task then fails with why.
+  void OpenContainers() {
+    ContainerTasksOptions containers;
+    std::error_code ec;
+    containers.root = fs::absolute(fs::path(options_.data_dir) / "containers", ec).string();
+    containers.images.insecure_registries = options_.insecure_registries;
+    containers.images.size_limit_bytes = options_.image_cache_bytes;
+    containers.runc = options_.runc;
+    Result<std::unique_ptr<ContainerTasks>> opened = ContainerTasks::Open(containers);
+    if (!opened.ok()) {
+      containers_error_ = "this node cannot run containers: " + opened.status().message();
+      findings_.push_back(containers_error_);
+      return;
+    }
+    containers_ = std::move(*opened);
+    findings_.push_back(containers_->Describe());
+  }
+
   // tessera-supervise beside this program unless told; without it tasks still
   // run, but die with the agent's restart.
   void FindSupervisor() {
@@ -332,6 +356,7 @@ class Agent::Impl {
   void ForgetEnded(const api::TaskKey& key) {
     std::error_code ec;
     fs::remove_all(StateDir(key), ec);
+    if (containers_) containers_->Remove(key);  // before the cgroup, which runc's nested group would keep busy
     if (cgroups_) cgroups_->Remove(CgroupName(key));
   }
 
@@ -479,6 +504,12 @@ class Agent::Impl {
     bool changed = false;
     std::set<api::TaskKey> wanted;
     for (const api::Assignment& a : desired.tasks) wanted.insert(a.key);
+    std::erase_if(preparing_, [&](const auto& entry) {
+      if (wanted.contains(entry.first)) return false;
+      containers_->Abandon(entry.first);
+      changed = true;
+      return true;
+    });
     // Stop what is no longer assigned; forget what has ended and been reported.
     for (auto it = tasks_.begin(); it != tasks_.end();) {
       LocalTask& t = it->second;
@@ -537,6 +568,8 @@ class Agent::Impl {
         t.exit_code = started->exit_code;
       } else if (GpusBusy(a)) {
         continue;  // a stopping task still holds its GPUs; start once it is gone
+      } else if (!ImageReady(t, changed)) {
+        continue;  // reported as preparing while its image is pulled
       } else {
         Launch(t);
       }
@@ -547,8 +580,39 @@ class Agent::Impl {
     return changed;
   }
 
+  // A container task's image, once on the node (in t.image, or why not in
+  // t.image_error); false while it is pulled. `changed` is set when the
+  // pull's progress moved, so that the next report carries it.
+  bool ImageReady(LocalTask& t, bool& changed) {
+    const api::Assignment& a = t.assignment;
+    if (a.container.image.empty()) return true;
+    if (!containers_) {
+      t.image_error = containers_error_;
+      return true;
+    }
+    std::string progress;
+    std::optional<Result<Image>> image = containers_->TakeImage(a.key, a.container, &progress);
+    if (!image) {
+      std::string& reported = preparing_[a.key];
+      changed = changed || reported != progress;
+      reported = progress;
+      return false;
+    }
+    preparing_.erase(a.key);
+    if (image->ok()) {
+      t.image = std::move(**image);
+    } else {
+      t.image_error = image->status().message();
+    }
+    return true;
+  }
+
   // An adopted task, now driven as one this agent launched.
   void Resume(LocalTask& t, std::unique_ptr<TaskProcess> process) {
+    if (containers_ && !t.assignment.container.image.empty()) {
+      // Leased again, so that collection leaves the running container's image alone.
+      if (Result<Image> image = containers_->LeaseCached(t.assignment.container); image.ok()) t.image = std::move(*image);
+    }
     LaunchSpec spec;
     if (Status shared = BuildSpec(t, spec); !shared.ok()) {
       Log(options_.name, t.assignment.task_name + " of job " + std::to_string(t.assignment.key.job) + ": adopted, but " + shared.message());
@@ -686,12 +750,20 @@ class Agent::Impl {
       t.message = shared.message();
       return;
     }
+    const bool limits = cgroups_ && (cgroups_->support().cpu || cgroups_->support().memory);
+    if (!a.container.image.empty()) {
+      if (Status contained = Containerize(t, spec, limits); !contained.ok()) {
+        t.exited = true;
+        t.exit_code = 127;
+        t.message = contained.message();
+        return;
+      }
+    }
     if (!supervisor_.empty() && spec.stdio == LaunchSpec::Stdio::kLogs) {
       spec.supervisor = supervisor_;
       spec.state_dir = StateDir(a.key);
     }
     journal_.RecordStart(a.key);
-    const bool limits = cgroups_ && (cgroups_->support().cpu || cgroups_->support().memory);
     Result<std::unique_ptr<TaskProcess>> process = TaskProcess::Launch(spec, limits ? cgroups_.get() : nullptr);
     if (!process.ok()) {
       t.exited = true;
@@ -705,6 +777,27 @@ class Agent::Impl {
     journal_.RecordPid(a.key, t.process->pid());
     if (spec.stdio == LaunchSpec::Stdio::kTerminal) t.terminal = std::make_shared<TaskTerminal>(t.process->terminal(), spec.stdout_path);
     Publish(t, spec);
+  }
+
+  // The launch of a host process turned into runc's of the task's container:
+  // the command, environment and working directory go into the container's
+  // config, and what the agent launches is `runc run`, in the task's cgroup.
+  Status Containerize(LocalTask& t, LaunchSpec& spec, bool limits) {
+    const api::Assignment& a = t.assignment;
+    if (!t.image) return FailedPrecondition(t.image_error);
+    ContainerProcess process;
+    process.command = a.command;
+    process.env = std::move(spec.env);
+    process.working_dir = a.working_dir;
+    process.hostname = options_.name;
+    if (limits) process.cgroups_path = cgroups_->RuntimePath(spec.cgroup_name);
+    process.node_paths = {process.env["TESSERA_CHECKPOINT_DIR"], fs::path(t.progress_file).parent_path().string()};
+    Result<std::vector<std::string>> run = containers_->Prepare(a.key, a.container, *t.image, process);
+    if (!run.ok()) return run.status();
+    spec.argv = std::move(*run);
+    spec.env.clear();
+    spec.working_dir.clear();
+    return Status::Ok();
   }
 
   // `tessera exec`, attach and port-forward reach the task from now on.
@@ -767,6 +860,13 @@ class Agent::Impl {
       if (t.terminating && !t.exited) continue;  // being stopped: the server has let it go
       report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost, t.exited ? -1 : ProgressAgeMs(t),
                               t.exited ? -1 : TouchedAgoMs(t, t.checkpoint_file).value_or(-1)});
+    }
+    for (const auto& [key, progress] : preparing_) {
+      api::TaskReport preparing;
+      preparing.key = key;
+      preparing.preparing = true;
+      preparing.message = progress;
+      report.tasks.push_back(std::move(preparing));
     }
     for (const auto& [index, outage] : health_.outages()) report.unhealthy_gpus.push_back({index, outage.reason});
     report.faults = unsent_faults_;
@@ -861,6 +961,9 @@ class Agent::Impl {
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<Cgroups> cgroups_;
   std::unique_ptr<SharedGpus> sharing_;
+  std::unique_ptr<ContainerTasks> containers_;  // null when the node cannot run containers
+  std::string containers_error_;                // ...and why
+  std::map<api::TaskKey, std::string> preparing_;  // tasks whose image is being pulled, and how far
   std::vector<GpuInfo> gpu_info_;
   std::map<int, std::int64_t> last_xid_;
   std::map<int, std::int64_t> xid_count_;

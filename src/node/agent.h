@@ -28,12 +28,18 @@
 // stopped and reported lost, and the server requeues the run. A server
 // restart does not disturb running tasks either: the agent keeps polling and
 // reconciles against the recovered assignment set.
+//
+// A task with an image (docs/containers.md) is reported "preparing" while its
+// image is pulled on a thread of its own, then runs as `runc run` in place of
+// its command (node/container/container_tasks.h): supervised, adopted and
+// reaped like any other.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "net/tls.h"
@@ -80,6 +86,11 @@ struct AgentOptions {
   SharingOptions sharing;  // its data_dir is the agent's
   std::string metrics_listen;  // ADDRESS:PORT of /metrics (port 0: any); empty: none
   GpuHealthOptions gpu_health; // which faults take a GPU out of service, and its health checks
+  // Container tasks (docs/containers.md): registries pulled from without TLS
+  // verification ("host[:port]"), and the image cache's size limit (0: none).
+  std::vector<std::string> insecure_registries;
+  std::int64_t image_cache_bytes = 0;
+  std::string runc = "runc";  // searched on PATH without a '/'
 };
 
 class Agent {

@@ -12,6 +12,7 @@
 #include "model/mig.h"
 #include "spec/job_array_yaml.h"
 #include "spec/json_document.h"
+#include "spec/task_container_yaml.h"
 #include "spec/yaml_util.h"
 
 namespace tessera::spec {
@@ -219,7 +220,9 @@ class JobParser {
 
   Result<model::TaskGroup> ParseTask(const YamlValue& value, std::map<std::string, YAML::Mark>& names,
                                      bool has_checkpoint_signal) {
-    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env", "workingDir", "onePerNode"}, {"name"});
+    Result<YamlMap> task = YamlMap::Read(value, {"name", "replicas", "minReplicas", "resources", "command", "env", "workingDir", "onePerNode",
+                                                  "image", "imagePullPolicy", "mounts", "shmSize", "user"},
+                                          {"name"});
     if (!task.ok()) return task.status();
     model::TaskGroup group;
     TESSERA_RETURN_IF_ERROR(task->ReadDnsLabel("name", &group.name));
@@ -247,6 +250,7 @@ class JobParser {
     if (!group.working_dir.empty() && group.working_dir.front() != '/') {
       return task->Get("workingDir")->Error("must be an absolute path, got '" + group.working_dir + "'");
     }
+    TESSERA_RETURN_IF_ERROR(ParseTaskContainer(*task, &group.container));
     if (const std::optional<YamlValue> env = task->Find("env")) {
       Result<YamlMap> vars = YamlMap::Read(*env);
       if (!vars.ok()) return vars.status();

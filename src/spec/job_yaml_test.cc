@@ -205,6 +205,41 @@ spec: {tasks: [{name: main}]}
   EXPECT_EQ(again->at(0).groups[0].env, jobs->at(0).groups[0].env);
 }
 
+TEST_F(JobYamlTest, ReadsTheContainerOfATask) {
+  const auto jobs = Parse(R"(apiVersion: tessera/v1
+kind: Job
+metadata: {name: train}
+spec:
+  tasks:
+    - name: trainer
+      image: localhost:5000/ml/llama:2.1
+      imagePullPolicy: Always
+      mounts:
+        - {hostPath: /datasets/c4, mountPath: /data}
+        - {hostPath: /scratch, mountPath: /scratch, readOnly: false}
+      shmSize: 16Gi
+      user: "1000:100"
+    - {name: eval, image: busybox, user: "1000"}
+    - {name: host, command: [hostname]}
+)");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  const model::TaskContainer& c = jobs->at(0).groups[0].container;
+  EXPECT_EQ(c.image, "localhost:5000/ml/llama:2.1");
+  EXPECT_EQ(c.pull_policy, model::PullPolicy::kAlways);
+  ASSERT_EQ(c.mounts.size(), 2u);
+  EXPECT_EQ(c.mounts[0].host_path, "/datasets/c4");
+  EXPECT_TRUE(c.mounts[0].read_only);  // unless asked
+  EXPECT_FALSE(c.mounts[1].read_only);
+  EXPECT_EQ(c.shm_bytes, 16 * kGiB);
+  EXPECT_EQ(c.uid, 1000u);
+  EXPECT_EQ(c.gid, 100u);
+  const model::TaskContainer& eval = jobs->at(0).groups[1].container;
+  EXPECT_EQ(eval.image, "docker.io/library/busybox:latest");  // canonical
+  EXPECT_EQ(eval.pull_policy, model::PullPolicy::kIfNotPresent);
+  EXPECT_EQ(eval.gid, 1000u);  // a uid alone is its own group
+  EXPECT_FALSE(jobs->at(0).groups[2].container.enabled());
+}
+
 TEST_F(JobYamlTest, ReadsGpuSharingBurstsAndTheCheckpointContract) {
   const auto jobs = Parse(R"(apiVersion: tessera/v1
 kind: Job
@@ -355,6 +390,25 @@ INSTANTIATE_TEST_SUITE_P(
         // Unknown fields at every depth.
         BadJob{"UnknownTopField", kJobA + "status: {}\n",
                {"j.yaml:5:1: status: unknown field 'status'; allowed: apiVersion, kind, metadata, spec"}},
+        // Containers.
+        BadJob{"BadImageReference", kHead + "      image: \"Busybox:latest\"\n", {"j.yaml:7:14: spec.tasks[0].image: "}},
+        BadJob{"UnknownPullPolicy", kHead + "      image: busybox\n      imagePullPolicy: Sometimes\n",
+               {"j.yaml:8:24: spec.tasks[0].imagePullPolicy: 'Sometimes' is not one of: IfNotPresent, Always, Never"}},
+        BadJob{"PullPolicyWithoutImage", kHead + "      imagePullPolicy: Always\n",
+               {"j.yaml:7:24: spec.tasks[0].imagePullPolicy: imagePullPolicy applies to a container, but the task names no image"}},
+        BadJob{"MountWithoutImage", kHead + "      mounts: [{hostPath: /d, mountPath: /d}]\n",
+               {"spec.tasks[0].mounts: mounts applies to a container"}},
+        BadJob{"RelativeMount", kHead + "      image: busybox\n      mounts: [{hostPath: data, mountPath: /data}]\n",
+               {"spec.tasks[0].mounts[0].hostPath: must be an absolute path, got 'data'"}},
+        BadJob{"MountTwice", kHead + "      image: busybox\n      mounts: [{hostPath: /a, mountPath: /d}, {hostPath: /b, mountPath: /d}]\n",
+               {"spec.tasks[0].mounts[1].mountPath: '/d' is mounted twice in this task"}},
+        BadJob{"MountOverRoot", kHead + "      image: busybox\n      mounts: [{hostPath: /a, mountPath: /}]\n",
+               {"spec.tasks[0].mounts[0].mountPath: cannot mount over the container's root"}},
+        BadJob{"UnknownMountField", kHead + "      image: busybox\n      mounts: [{hostPath: /a, mountPath: /b, rw: true}]\n",
+               {"unknown field 'rw'; allowed: hostPath, mountPath, readOnly"}},
+        BadJob{"UserByName", kHead + "      image: busybox\n      user: alice\n",
+               {"j.yaml:8:13: spec.tasks[0].user: 'alice' is not UID or UID:GID (numbers, as in \"1000:1000\")"}},
+        BadJob{"ZeroShm", kHead + "      image: busybox\n      shmSize: 0\n", {"spec.tasks[0].shmSize: must be positive"}},
         BadJob{"UnknownMetadataField",
                "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: a, team: x}\nspec: {tasks: [{name: w}]}\n",
                {"j.yaml:3:21: metadata.team: unknown field 'team'; allowed: name, queue"}},

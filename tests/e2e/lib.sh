@@ -111,12 +111,13 @@ fake_gpus() {
 }
 
 # start_agent NAME GPUS [extra flags...]: an agent process; its pid in AGENT_PID[NAME].
+# Tasks run without cgroups unless AGENT_CGROUPS is set (AGENT_CGROUPS=1).
 declare -A AGENT_PID
 start_agent() {
   local name=$1 gpus=$2
   shift 2
   "$TESSERA" agent --server "$SERVER_URL" --name "$name" --address 127.0.0.1 --data-dir "$WORK/$name" \
-    --fake-gpus "$(fake_gpus "$name" "$gpus")" --heartbeat 0.5 --grace 2 --no-cgroups --metrics-listen 127.0.0.1:0 "$@" >>"$WORK/$name.log" 2>&1 &
+    --fake-gpus "$(fake_gpus "$name" "$gpus")" --heartbeat 0.5 --grace 2 $([ -n "${AGENT_CGROUPS:-}" ] || echo --no-cgroups) --metrics-listen 127.0.0.1:0 "$@" >>"$WORK/$name.log" 2>&1 &
   AGENT_PID[$name]=$!
   PIDS+=("$!")
   disown "$!"

@@ -52,14 +52,9 @@ Result<std::vector<std::string>> RuncRuntime::Prepare(const std::string& id, con
     umount2(rootfs.c_str(), MNT_DETACH);
     return FailedPrecondition(context + "cannot write " + (dir / "config.json").string());
   }
-  return Runc({"run", "--bundle", task_dir, id});
-}
-
-Status RuncRuntime::Kill(const std::string& id) const {
-  Result<CommandResult> killed = RunCommand({Runc({"kill", "--all", id, "KILL"}), kRuncTimeout});
-  if (!killed.ok()) return killed.status();
-  if (killed->exit_code != 0) return Internal("container " + id + ": runc kill: " + ToolMessage(killed->stderr_tail));
-  return Status::Ok();
+  // --keep: the container's state and cgroups stay until Remove, so that the
+  // agent can still read why it ended (an OOM kill is counted in its cgroup).
+  return Runc({"run", "--keep", "--bundle", task_dir, id});
 }
 
 void RuncRuntime::Remove(const std::string& id, const std::string& task_dir) const {

@@ -4,16 +4,17 @@
 // rootfs below and a writable layer of the task's own above, so the image
 // stays read-only and shared while each task may write -- writes runc's
 // config.json beside it (oci_config.h) and returns the command that runs it:
-// `runc run`, in the foreground. That command is launched as the task's own
+// `runc run --keep`, in the foreground. That command is launched as the task's own
 // (under tessera-supervise, in the task's cgroup, with its logs): runc creates
 // the container, forwards every signal it gets to the container's first
 // process, and exits with that process's status. So a container task is
 // driven, adopted and reaped like a host process.
 //
-// Two things differ, and the caller does them: SIGKILL cannot be forwarded
-// (runc would die and leave the container running), so Kill asks runc to kill
-// every process of the container; and once the task has ended, Remove deletes
-// runc's state of it and unmounts its root.
+// One thing differs, and the caller does it: once the task has ended,
+// Remove deletes the container (--keep left it, so that its cgroup can still
+// be read) and unmounts its root. SIGKILL cannot be forwarded: the task's
+// SIGKILL kills runc and whatever of the container shares its process
+// group; Remove's `runc delete --force` kills anything left.
 #pragma once
 
 #include <string>
@@ -38,8 +39,6 @@ class RuncRuntime {
   // `spec` (its rootfs is set here). Returns the argv to launch as the task.
   Result<std::vector<std::string>> Prepare(const std::string& id, const std::string& task_dir,
                                            const std::string& image_rootfs, ContainerSpec spec) const;
-  // SIGKILL to every process in the container (`runc kill --all`).
-  Status Kill(const std::string& id) const;
   // What Prepare and runc left for a task that has ended: runc's state
   // (`runc delete --force`, which also kills anything left) and the mounted
   // root. Safe to call for a task that never started.

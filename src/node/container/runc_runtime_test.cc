@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "node/image/command.h"
 #include "node/launch/task_process.h"
 
 namespace tessera::node {
@@ -117,18 +118,23 @@ TEST_F(RuncRuntimeTest, ASignalReachesTheContainersProcess) {
   EXPECT_NE(Slurp(root_ / "c-signal.out").find("checkpointing"), std::string::npos);
 }
 
-TEST_F(RuncRuntimeTest, KillStopsEveryProcessOfTheContainer) {
+TEST_F(RuncRuntimeTest, SigkillAndRemoveStopEveryProcessOfTheContainer) {
   // The shell is the container's first process, which ignores SIGTERM unless
-  // it traps it (the kernel protects a pid namespace's init): only Kill stops it.
+  // it traps it (the kernel protects a pid namespace's init): only SIGKILL,
+  // the agent's after the grace, stops it; Remove leaves nothing running.
   auto task = Start("c-kill", "sleep 60 & echo ready; wait");
   ASSERT_NE(task, nullptr);
   ASSERT_TRUE(WaitForOutput("c-kill", "ready")) << Slurp(root_ / "c-kill.err");
   task->Signal(SIGTERM);
   EXPECT_FALSE(WaitForExit(*task, milliseconds(500)).has_value()) << "SIGTERM does not stop an init without a handler";
-  ASSERT_TRUE(runtime_->Kill("c-kill").ok());
+  task->Signal(SIGKILL);
   const std::optional<int> code = WaitForExit(*task, std::chrono::seconds(20));
-  ASSERT_TRUE(code.has_value()) << "Kill did not end the container";
+  ASSERT_TRUE(code.has_value()) << "SIGKILL did not end the task";
   EXPECT_EQ(*code, 128 + SIGKILL);
+  runtime_->Remove("c-kill", (root_ / "c-kill").string());
+  Result<CommandResult> listed = RunCommand({{"runc", "--root", (root_ / "runc").string(), "list", "-q"}, std::chrono::seconds(10)});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->stdout_tail, "") << "the container should be gone";
 }
 
 TEST_F(RuncRuntimeTest, AContainerOutlivesItsOwnerAndIsAdoptedByTheNext) {

@@ -66,10 +66,12 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "model/image_reference.h"
+#include "model/task_container.h"
 
 namespace tessera::node {
 
 using model::ImageReference;
+using model::PullPolicy;
 
 struct ImageStoreOptions {
   // Collect() removes unused images until bundles and layout together take
@@ -88,11 +90,6 @@ struct ImageStoreOptions {
   const WallClock* clock = nullptr;  // last-use times; null: the system clock
 };
 
-enum class PullPolicy {
-  kIfNotPresent,  // a cached image is used as is, without asking the registry
-  kAlways,        // asks the registry every time; unpacks again only when the digest changed
-  kNever,         // only a cached image; NotFound otherwise
-};
 
 // For registries that want a login. Never logged, never in a message.
 struct Credentials {

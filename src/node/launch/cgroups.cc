@@ -122,11 +122,13 @@ std::vector<std::string> EnableForChildren(const std::string& base,
 void SetUpV2(const CgroupDir& ours, const std::vector<std::string>& offered,
              const std::string& fs_root, const std::string& parent_name, Detection& d) {
   // Our own cgroup first; its parent when ours cannot delegate (see the header).
-  std::vector<std::string> bases = {fs_root + ours.dir()};
+  // Each base as a directory and as its path inside the hierarchy.
+  std::vector<std::pair<std::string, std::string>> bases = {{fs_root + ours.dir(), ours.path == "/" ? "" : ours.path}};
   if (ours.path != "/") {
-    bases.push_back(fs_root + ours.mount_point + ours.path.substr(0, ours.path.rfind('/')));
+    const std::string up = ours.path.substr(0, ours.path.rfind('/'));
+    bases.emplace_back(fs_root + ours.mount_point + up, up);
   }
-  for (const std::string& base : bases) {
+  for (const auto& [base, base_path] : bases) {
     std::vector<std::string> enabled = EnableForChildren(base, offered, d);
     if (enabled.empty()) continue;
     if (access((base + "/cgroup.procs").c_str(), W_OK) != 0) {
@@ -149,9 +151,10 @@ void SetUpV2(const CgroupDir& ours, const std::vector<std::string>& offered,
     if (!s.cpu && !s.memory) continue;
     s.version = CgroupSupport::Version::kV2;
     s.root = s.cpu_dir = s.memory_dir = parent;
+    s.v2_path = base_path + "/" + parent_name;
     for (const char* controller : kControllers) {
       if (!Contains(offered, controller)) {
-        d.why.push_back(std::string("no ") + controller + " controller in " + bases.front() +
+        d.why.push_back(std::string("no ") + controller + " controller in " + bases.front().first +
                         "/cgroup.controllers");
       }
     }
@@ -263,6 +266,15 @@ std::vector<std::string> Cgroups::ProcsFiles(const std::string& name) const {
   return procs;
 }
 
+std::string Cgroups::RuntimePath(const std::string& name) const {
+  switch (support_.version) {
+    case CgroupSupport::Version::kV2: return support_.v2_path + "/" + name;
+    case CgroupSupport::Version::kV1: return kRuntimeGroup;
+    case CgroupSupport::Version::kNone: break;
+  }
+  return "";
+}
+
 std::vector<std::string> Cgroups::LeafDirs(const std::string& name) const {
   std::vector<std::string> dirs;
   if (support_.cpu) dirs.push_back(support_.cpu_dir + "/" + name);
@@ -359,7 +371,10 @@ bool Cgroups::OomKilled(const std::string& name) const {
   if (support_.version == CgroupSupport::Version::kV2) {
     return Counter(ReadFile(leaf + "/memory.events"), "oom_kill").value_or(0) > 0;
   }
-  if (auto kills = Counter(ReadFile(leaf + "/memory.oom_control"), "oom_kill")) return *kills > 0;
+  // v1 counts a kill only in the victim's own group: a container's is nested (RuntimePath).
+  const auto kills = [](const std::string& dir) { return Counter(ReadFile(dir + "/memory.oom_control"), "oom_kill"); };
+  if (const auto nested = kills(leaf + "/" + kRuntimeGroup); nested.value_or(0) > 0) return true;
+  if (const auto own = kills(leaf)) return *own > 0;
   // Kernels before 4.13 do not count kills; hitting the limit is the nearest sign.
   const std::vector<std::string> failcnt = Words(ReadFile(leaf + "/memory.failcnt").value_or(""));
   return !failcnt.empty() && ParseInt(failcnt.front()).value_or(0) > 0;

@@ -45,11 +45,15 @@ struct CgroupSupport {
   bool memory = false;
   std::string cpu_dir;     // the parent group in the cpu controller's hierarchy ("" without cpu)
   std::string memory_dir;  // likewise for memory; both equal `root` under v2
+  std::string v2_path;     // v2: the parent group's path inside the hierarchy ("/tessera")
   std::string why_not;     // why cgroups, or one of the controllers, are unavailable
 };
 
 class Cgroups {
  public:
+  // v1: the group a container runtime nests below a task's leaf (RuntimePath).
+  static constexpr const char* kRuntimeGroup = "container";
+
   // Detects what this machine offers and creates the parent group `parent_name`
   // where allowed. Never fails: an unusable machine gives version kNone.
   static std::unique_ptr<Cgroups> Detect(const std::string& parent_name = "tessera");
@@ -89,6 +93,15 @@ class Cgroups {
   // joins a running task's group (`tessera exec`): it shares the task's limits.
   std::vector<std::string> ProcsFiles(const std::string& name) const;
 
+  // What a container runtime's cgroupsPath (runc's linux.cgroupsPath) must
+  // be for the container's processes to stay inside task `name`'s limits,
+  // given that the runtime runs in the task's group: under v2 the leaf's path
+  // in the hierarchy (the container joins the leaf); under v1, where each
+  // controller's hierarchy may place the leaf elsewhere, a relative path,
+  // which runc nests below its own group -- the leaf -- in every hierarchy,
+  // and a child is held to its parent's limits. "" without cgroups.
+  std::string RuntimePath(const std::string& name) const;
+
   // Removes the leaf group once its task has exited. Processes that escaped the
   // task's process group (setsid) but not its cgroup are killed first. Best
   // effort: a group that stays busy (a process in uninterruptible sleep) is left.
@@ -96,7 +109,9 @@ class Cgroups {
 
   // Whether the kernel OOM-killed a process in group `name` (v2 memory.events
   // oom_kill; v1 memory.oom_control oom_kill, or memory.failcnt on kernels
-  // before 4.13). Read it before Remove.
+  // before 4.13). v1 counts a kill only in the victim's own group, so the
+  // runtime's group nested below the leaf (RuntimePath) is read too: the
+  // runtime must keep it until then (`runc run --keep`). Read it before Remove.
   bool OomKilled(const std::string& name) const;
 
  private:

@@ -43,6 +43,16 @@ TEST_F(FakeCgroupsTest, HybridUsesV1ForBothControllers) {
   EXPECT_EQ(s.root, s.cpu_dir);
   EXPECT_EQ(s.why_not, "");
   EXPECT_EQ(cgroups->Describe(), "cgroup v1: cpu at " + s.cpu_dir + ", memory at " + s.memory_dir);
+  // The leaf sits at different paths in the two hierarchies: a container
+  // runtime is given a relative path, which it nests below the leaf it runs in.
+  EXPECT_EQ(cgroups->RuntimePath("task-1"), "container");
+  // And v1 counts an OOM kill in the victim's group only: the nested one is read too.
+  const std::string leaf = "sys/fs/cgroup/memory/process_api/61ee/tessera/task-1";
+  fs_.Write(leaf + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+  fs_.Write(leaf + "/container/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+  EXPECT_FALSE(cgroups->OomKilled("task-1"));
+  fs_.Write(leaf + "/container/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+  EXPECT_TRUE(cgroups->OomKilled("task-1"));
 }
 
 TEST_F(FakeCgroupsTest, HybridWithoutMemoryHierarchySaysWhy) {
@@ -71,6 +81,7 @@ TEST_F(FakeCgroupsTest, PureV2EnablesControllersAndCreatesTheParent) {
   // The last controller enabled, written as the kernel wants it ("+memory").
   EXPECT_EQ(ReadAll(fs_ / "sys/fs/cgroup/cgroup.subtree_control"), "+memory");
   EXPECT_EQ(cgroups->Describe(), "cgroup v2 at " + s.root + ": cpu, memory");
+  EXPECT_EQ(cgroups->RuntimePath("task-1"), "/tessera/task-1");
 }
 
 TEST_F(FakeCgroupsTest, PrepareMakesTheLeafWithItsLimitsAndNamesTheFileToJoin) {
@@ -104,6 +115,8 @@ TEST_F(FakeCgroupsTest, V2FallsBackToTheParentWhenOurCgroupCannotDelegate) {
   EXPECT_EQ(cgroups->support().version, Version::kV2);
   EXPECT_EQ(cgroups->support().root, fs_ / (service + "/tessera"));
   EXPECT_EQ(ReadAll(fs_ / (service + "/cgroup.subtree_control")), "cpu memory\n");  // untouched
+  // The container joins the task's leaf, named by its path in the hierarchy.
+  EXPECT_EQ(cgroups->RuntimePath("task-1"), "/system.slice/agent.service/tessera/task-1");
 }
 
 TEST_F(FakeCgroupsTest, UnifiedMountWithoutControllersAndNoV1IsUnavailable) {

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Container tasks end to end (docs/containers.md): a real registry on
+# loopback (Debian's docker-registry) holding an image built here, offline,
+# from busybox-static; a real server and agent that pull it with skopeo,
+# unpack it with umoci and run tasks from it with runc. Checked: logs, exit
+# codes, the image's defaults, pull progress as events, the memory limit
+# inside the container, the checkpoint signal reaching the container's
+# process, a wrong digest and a registry that is down failing with their
+# reasons (and the restart policy applied), and kill -9 of the agent while a
+# container task and a host task run: both carry on and end once.
+source "$(dirname "$0")/lib.sh" "$1"
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: containers need root (overlay mounts, runc)"; exit 77; }
+for tool in runc skopeo umoci docker-registry; do
+  command -v "$tool" >/dev/null || fail "$tool is missing: scripts/install-deps.sh installs it"
+done
+[ -x /bin/busybox ] || fail "/bin/busybox is missing: scripts/install-deps.sh installs busybox-static"
+
+# The image (scripts/busybox-image.sh): runs `sh -c 'echo ...'` by default,
+# as uid 1000, with IMAGE_VAR set.
+layout=$WORK/layout
+"$E2E_DIR/../../scripts/busybox-image.sh" "$layout" 1 --config.user 1000:1000 --config.env IMAGE_VAR=from-image \
+  --config.cmd /bin/sh --config.cmd -c --config.cmd 'echo default cmd as $(id -u) with $IMAGE_VAR'
+
+read -r reg_port < <(free_ports 1)
+registry=127.0.0.1:$reg_port
+printf 'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' "$WORK/registry" "$registry" >"$WORK/registry.yaml"
+start_registry() {
+  docker-registry serve "$WORK/registry.yaml" >>"$WORK/registry.log" 2>&1 &
+  REGISTRY_PID=$!
+  PIDS+=("$!")
+  disown "$!"
+  wait_until 10 curl -sf "http://$registry/v2/" -o /dev/null
+}
+start_registry
+skopeo copy --quiet --dest-tls-verify=false "oci:$layout:1" "docker://$registry/test/busybox:1"
+log "registry on $registry holds test/busybox:1"
+
+# Whatever happens: containers a killed agent left, and their mounted roots.
+CLEANUPS+=("for c in \$(runc --root $WORK/n1/containers/runc list -q 2>/dev/null); do runc --root $WORK/n1/containers/runc delete --force \$c; done; umount -l $WORK/n1/containers/bundles/*/rootfs 2>/dev/null")
+start_server --heartbeat-timeout 30
+AGENT_CGROUPS=1 start_agent n1 4 --insecure-registry "$registry"
+wait_until 20 nodes_ready 1
+grep -q "containers: runc" "$WORK/n1.log" || fail "the agent should find runc: $(cat "$WORK/n1.log")"
+
+# job NAME TASK-FIELDS [SPEC-FIELDS]: a one-task job from YAML; prints its id.
+job() {
+  cat >"$WORK/$1.yaml" <<EOF
+apiVersion: tessera/v1
+kind: Job
+metadata: {name: $1}
+spec:
+  ${3:-}
+  tasks:
+    - name: main
+$(echo "$2" | sed 's/^/      /')
+EOF
+  submit "$WORK/$1.yaml"
+}
+
+# The image's own command, user and environment; output through the logs.
+default=$(job default "image: $registry/test/busybox:1")
+wait_until 60 job_state_is "$default" succeeded
+wait_until 10 bash -c "'$TESSERA' logs $default | grep -qx 'default cmd as 1000 with from-image'"
+job_json "$default" | jq -r '.events[] | select(.type == "TaskPreparing") | .message' | grep -q "pulling $registry/test/busybox:1" ||
+  fail "pull progress should show as events: $(job_json "$default" | jq -c '[.events[] | {type, message}]')"
+
+# The task's command, user and mounts; the exit code; a writable layer of its own.
+mkdir -p "$WORK/data" && echo "a dataset" >"$WORK/data/file"
+chmod 1777 "$WORK/data"  # the image's user, 1000, writes here where a mount says so
+mine=$(job mine "image: $registry/test/busybox:1
+user: \"1234:1234\"
+mounts: [{hostPath: $WORK/data, mountPath: /data}]
+command: [sh, -c, 'cat /etc/motd /data/file; id -u; echo x > /tmp/written && cat /tmp/written; touch /data/nope 2>/dev/null || echo read-only; hostname; exit 3']")
+wait_until 30 job_state_is "$mine" failed
+[ "$(job_field "$mine" '.tasks[0].exitCode')" = 3 ] || fail "exit code 3 should be reported: $(job_json "$mine" | jq -c .tasks)"
+wait_until 10 bash -c "'$TESSERA' logs $mine | grep -qx 'read-only'"
+logs=$("$TESSERA" logs "$mine")
+for line in "inside the image" "a dataset" 1234 x n1; do grep -qx "$line" <<<"$logs" || fail "job $mine should print '$line': $logs"; done
+[ ! -e "$WORK/data/nope" ] || fail "a mount is read-only unless asked"
+[ -z "$(ls "$WORK/n1/containers/bundles")" ] || fail "ended tasks' bundles should be removed: $(ls "$WORK/n1/containers/bundles")"
+log "container jobs: image defaults, command, user, mounts, exit code, logs"
+
+# The memory limit holds inside the container: past 64Mi it is OOM-killed.
+oom=$(job oom "image: $registry/test/busybox:1
+resources: {memory: 64Mi}
+command: [sh, -c, 'head -c 300000000 /dev/zero | tail > /dev/null']")
+wait_until 30 job_state_is "$oom" failed
+job_field "$oom" '.tasks[0].message' | grep -q "out of memory" || fail "the container should be OOM-killed at its limit: $(job_json "$oom" | jq -c .tasks)"
+log "memory limit held inside the container"
+
+# The checkpoint signal reaches the container's own process.
+signal=$(job signal "image: $registry/test/busybox:1
+mounts: [{hostPath: $WORK/data, mountPath: /data, readOnly: false}]
+command: [sh, -c, 'trap \"echo got USR1 > /data/signal; exit 0\" USR1; echo up > /data/up; while true; do sleep 0.1; done']" \
+  "checkpoint: {signal: SIGUSR1, gracePeriod: 20s}")
+wait_until 30 test -s "$WORK/data/up"
+"$TESSERA" cancel "$signal" >/dev/null
+wait_until 20 test -s "$WORK/data/signal"
+log "the checkpoint signal reached the container's process"
+
+# A container's first process that ignores SIGTERM (the kernel shields a pid
+# namespace's init from signals it does not handle) is killed after the grace.
+stubborn=$(job stubborn "image: $registry/test/busybox:1
+command: [sh, -c, 'trap \"\" TERM; while true; do sleep 1; done']")
+wait_until 30 job_state_is "$stubborn" running
+"$TESSERA" cancel "$stubborn" >/dev/null
+wait_until 20 bash -c "[ -z \"\$(runc --root $WORK/n1/containers/runc list -q)\" ]"
+log "a container ignoring SIGTERM was killed after the grace"
+
+# A wrong digest is refused, with the reason.
+digest=$(job digest "image: $registry/test/busybox@sha256:$(printf '0%.0s' $(seq 64))")
+wait_until 30 job_state_is "$digest" failed
+job_field "$digest" '.tasks[0].message' | grep -qi "test/busybox" || fail "a wrong digest should fail naming the image: $(job_json "$digest" | jq -c .tasks)"
+
+# The registry down: a clear error, and the job restarted per its policy.
+kill -9 "$REGISTRY_PID"
+down=$(job down "image: $registry/test/busybox:2" "restart: {maxRestarts: 1}")
+wait_until 60 job_state_is "$down" failed
+[ "$(job_field "$down" .restarts)" = 1 ] || fail "the job should be restarted once: $(job_json "$down" | jq -c '{restarts, events: [.events[].type]}')"
+job_field "$down" '.tasks[0].message' | grep -q "$registry" || fail "the failure should name the registry: $(job_json "$down" | jq -c .tasks)"
+log "registry down: $(job_field "$down" '.tasks[0].message')"
+start_registry
+
+# kill -9 of the agent while a container task and a host task run: both carry
+# on, are adopted, and end once with their exit codes.
+contained=$(job contained "image: $registry/test/busybox:1
+mounts: [{hostPath: $WORK/data, mountPath: /data, readOnly: false}]
+command: [sh, -c, 'echo started >> /data/contained; while [ ! -e /data/go ]; do sleep 0.1; done; exit 5']")
+host=$(job host "command: [sh, -c, 'echo started >> $WORK/data/host; while [ ! -e $WORK/data/go ]; do sleep 0.1; done; exit 6', e2e-$$]")
+for id in "$contained" "$host"; do wait_until 30 job_state_is "$id" running; done
+wait_until 10 test -s "$WORK/data/contained"
+kill -9 "${AGENT_PID[n1]}"
+AGENT_CGROUPS=1 start_agent n1 4 --insecure-registry "$registry"
+wait_until 20 bash -c "grep -q 'adopted 2 running tasks' '$WORK/n1.log'"
+touch "$WORK/data/go"
+wait_until 30 job_state_is "$contained" failed
+wait_until 30 job_state_is "$host" failed
+[ "$(job_field "$contained" '.tasks[0].exitCode')" = 5 ] && [ "$(job_field "$host" '.tasks[0].exitCode')" = 6 ] ||
+  fail "both exit codes should be reported: $(job_json "$contained" | jq -c .tasks) $(job_json "$host" | jq -c .tasks)"
+for id in "$contained" "$host"; do [ "$(job_field "$id" .restarts)" = 0 ] || fail "job $id should not restart"; done
+[ "$(wc -l <"$WORK/data/contained")" = 1 ] && [ "$(wc -l <"$WORK/data/host")" = 1 ] || fail "each task should start once"
+log "agent kill -9: the container and the host task were adopted and ended once"
