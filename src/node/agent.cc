@@ -201,6 +201,7 @@ class Agent::Impl {
     inventory_.leaf = options_.leaf;
     inventory_.spine = options_.spine;
     inventory_.provider = gpus_->Describe() + (why_fake.empty() ? "" : "; " + why_fake);
+    fake_gpus_ = !why_fake.empty();
     inventory_.cpu_milli = options_.cpu_milli > 0 ? options_.cpu_milli : std::int64_t{1000} * std::thread::hardware_concurrency();
     inventory_.memory = options_.memory > 0 ? options_.memory : MachineMemory();
     gpu_info_ = *found;
@@ -321,6 +322,48 @@ class Agent::Impl {
     }
     containers_ = std::move(*opened);
     findings_.push_back(containers_->Describe());
+    LoadCdi(containers.root);
+  }
+
+  // The GPUs' CDI specs (node/container/cdi.h): what the driver's tools
+  // wrote, or for fake GPUs a fake spec, so that the whole path runs in CI.
+  void LoadCdi(const std::string& containers_root) {
+    std::vector<std::string> problems;
+    cdi_ = CdiRegistry::Load({"/etc/cdi", "/var/run/cdi"}, &problems);
+    for (const std::string& problem : problems) findings_.push_back(problem);
+    if (fake_gpus_) {
+      const std::string driver = containers_root + "/fake-driver-version";
+      std::ofstream(driver) << "tessera fake GPU driver for " << options_.name << "\n";
+      std::vector<std::pair<int, std::string>> gpus;
+      for (const GpuInfo& g : gpu_info_) gpus.emplace_back(g.index, g.uuid);
+      cdi_.Add(FakeGpuCdiSpec(gpus, driver));
+    }
+    findings_.push_back("CDI: " + std::to_string(cdi_.size()) + " specs" + (fake_gpus_ ? " (one for the fake GPUs)" : ""));
+  }
+
+  // The CDI edits that give a container the task's GPUs, found by UUID and
+  // then by index; a MIG task's device by its UUID. Inside, CUDA sees only
+  // those GPUs, numbered from 0, so CUDA_VISIBLE_DEVICES names them by UUID.
+  Result<ContainerEdits> GpuEdits(const api::Assignment& a, std::map<std::string, std::string>& env) const {
+    ContainerEdits edits;
+    std::string visible;
+    const auto add = [&](const std::vector<std::string>& names) -> Status {
+      Result<ContainerEdits> device = cdi_.Device(kGpuKind, names);
+      if (!device.ok()) return device.status();
+      edits.Add(*device);
+      visible += (visible.empty() ? "" : ",") + names.front();
+      return Status::Ok();
+    };
+    if (!a.mig_device.empty()) {
+      TESSERA_RETURN_IF_ERROR(add({a.mig_device}));
+    } else {
+      for (const std::int32_t g : a.gpus) {
+        const std::string uuid = static_cast<std::size_t>(g) < gpu_info_.size() ? gpu_info_[static_cast<std::size_t>(g)].uuid : "";
+        TESSERA_RETURN_IF_ERROR(add({uuid, std::to_string(g)}));
+      }
+    }
+    env["CUDA_VISIBLE_DEVICES"] = visible;
+    return edits;
   }
 
   // tessera-supervise beside this program unless told; without it tasks still
@@ -792,6 +835,9 @@ class Agent::Impl {
     process.hostname = options_.name;
     if (limits) process.cgroups_path = cgroups_->RuntimePath(spec.cgroup_name);
     process.node_paths = {process.env["TESSERA_CHECKPOINT_DIR"], fs::path(t.progress_file).parent_path().string()};
+    Result<ContainerEdits> gpus = GpuEdits(a, process.env);
+    if (!gpus.ok()) return Status(gpus.status().code(), "cannot give the container its GPUs: " + gpus.status().message());
+    process.gpus = std::move(*gpus);
     Result<std::vector<std::string>> run = containers_->Prepare(a.key, a.container, *t.image, process);
     if (!run.ok()) return run.status();
     spec.argv = std::move(*run);
@@ -961,7 +1007,9 @@ class Agent::Impl {
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<Cgroups> cgroups_;
   std::unique_ptr<SharedGpus> sharing_;
+  bool fake_gpus_ = false;
   std::unique_ptr<ContainerTasks> containers_;  // null when the node cannot run containers
+  CdiRegistry cdi_;
   std::string containers_error_;                // ...and why
   std::map<api::TaskKey, std::string> preparing_;  // tasks whose image is being pulled, and how far
   std::vector<GpuInfo> gpu_info_;

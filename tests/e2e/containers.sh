@@ -81,6 +81,23 @@ for line in "inside the image" "a dataset" 1234 x n1; do grep -qx "$line" <<<"$l
 [ -z "$(ls "$WORK/n1/containers/bundles")" ] || fail "ended tasks' bundles should be removed: $(ls "$WORK/n1/containers/bundles")"
 log "container jobs: image defaults, command, user, mounts, exit code, logs"
 
+# The task's GPUs through CDI (the agent's fake spec for fake GPUs): their
+# device nodes and nothing else, the driver's files, the spec's environment,
+# and CUDA_VISIBLE_DEVICES naming them by UUID (inside, they count from 0).
+gpus=$(job gpus "image: $registry/test/busybox:1
+resources: {gpus: 2}
+command: [sh, -c, 'ls /dev | grep nvidia; cat /usr/local/tessera-fake-driver/version; echo cdi=\$TESSERA_CDI_FAKE visible=\$CUDA_VISIBLE_DEVICES']")
+wait_until 30 job_state_is "$gpus" succeeded
+wait_until 10 bash -c "'$TESSERA' logs $gpus | grep -q '^cdi='"
+logs=$("$TESSERA" logs "$gpus")
+expected_nodes=$(job_json "$gpus" | jq -r '.tasks[0].gpus[] | "nvidia\(.)"' | sort | tr '\n' ' ')
+actual_nodes=$(grep -x 'nvidia[0-9]*' <<<"$logs" | sort | tr '\n' ' ')
+[ "$actual_nodes" = "$expected_nodes" ] || fail "the container should see exactly its GPUs' nodes ($expected_nodes): $logs"
+grep -qx nvidiactl <<<"$logs" || fail "the spec-wide /dev/nvidiactl is missing: $logs"
+grep -q "tessera fake GPU driver for n1" <<<"$logs" || fail "the driver mount is missing: $logs"
+grep -Eq '^cdi=1 visible=GPU-[^,]+,GPU-[^,]+$' <<<"$logs" || fail "CDI env and CUDA_VISIBLE_DEVICES by UUID: $logs"
+log "GPUs through CDI: $(tr '\n' ' ' <<<"$logs")"
+
 # The memory limit holds inside the container: past 64Mi it is OOM-killed.
 oom=$(job oom "image: $registry/test/busybox:1
 resources: {memory: 64Mi}

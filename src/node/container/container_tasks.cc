@@ -144,11 +144,13 @@ Result<std::vector<std::string>> ContainerTasks::Prepare(const api::TaskKey& key
   if (spec.args.empty()) {
     return InvalidArgument("image " + image.reference + " names no entrypoint or cmd, and the task no command");
   }
-  // The image's environment, then the task's over it.
+  // The image's environment, the GPUs' CDI edits over it, the task's over both.
   std::map<std::string, std::string> env;
-  for (const std::string& entry : image.config.env) {
-    const std::size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  for (const std::vector<std::string>* entries : {&image.config.env, &process.gpus.env}) {
+    for (const std::string& entry : *entries) {
+      const std::size_t eq = entry.find('=');
+      if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
   }
   for (const auto& [name, value] : process.env) env[name] = value;
   if (!env.contains("PATH")) env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -171,6 +173,9 @@ Result<std::vector<std::string>> ContainerTasks::Prepare(const api::TaskKey& key
     spec.mounts.push_back({m.host_path, m.mount_path, m.read_only});
   }
   for (const std::string& path : process.node_paths) spec.mounts.push_back({path, path, false});
+  spec.mounts.insert(spec.mounts.end(), process.gpus.mounts.begin(), process.gpus.mounts.end());
+  spec.devices = process.gpus.device_nodes;
+  spec.hooks = process.gpus.hooks;
   return runtime_.Prepare(ContainerId(key), BundleDir(key), image.bundle + "/rootfs", std::move(spec));
 }
 

@@ -33,6 +33,7 @@
 
 #include "api/agent_protocol.h"
 #include "base/status.h"
+#include "node/container/cdi.h"
 #include "node/container/runc_runtime.h"
 #include "node/image/image_store.h"
 
@@ -54,6 +55,9 @@ struct ContainerProcess {
   // Node paths the task's environment names (its checkpoint directory, its
   // progress files), bound at the same path and writable.
   std::vector<std::string> node_paths;
+  // The CDI edits of the task's GPUs (node/container/cdi.h): device nodes,
+  // driver mounts, environment (under the task's own), hooks.
+  ContainerEdits gpus;
 };
 
 class ContainerTasks {

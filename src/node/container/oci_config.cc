@@ -72,6 +72,18 @@ json Seccomp() {
           {"syscalls", json::array({{{"names", names}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", 1}}})}};
 }
 
+json Hooks(const std::vector<OciHook>& hooks) {
+  json out = json::object();
+  for (const OciHook& h : hooks) {
+    json hook = {{"path", h.path}};
+    if (!h.args.empty()) hook["args"] = h.args;
+    if (!h.env.empty()) hook["env"] = h.env;
+    if (h.timeout_s) hook["timeout"] = *h.timeout_s;
+    out[h.stage].push_back(std::move(hook));
+  }
+  return out;
+}
+
 }  // namespace
 
 json OciRuntimeConfig(const ContainerSpec& spec) {
@@ -118,6 +130,7 @@ json OciRuntimeConfig(const ContainerSpec& spec) {
       {"root", {{"path", spec.rootfs}, {"readonly", spec.read_only_rootfs}}},
       {"hostname", spec.hostname},
       {"mounts", std::move(mounts)},
+      {"hooks", Hooks(spec.hooks)},
       {"linux", std::move(linux)},
   };
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct DeviceNode {
   std::uint32_t file_mode = 0666;
 };
 
+// An OCI hook (runtime-spec config.md, "POSIX-platform Hooks"), as CDI specs
+// give them: nvidia-ctk's refresh of the container's linker cache, say.
+struct OciHook {
+  std::string stage;  // "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"
+  std::string path;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  std::optional<int> timeout_s;
+};
+
 struct ContainerSpec {
   std::string rootfs;         // the container's root directory on the node
   bool read_only_rootfs = false;
@@ -44,6 +55,7 @@ struct ContainerSpec {
   std::string hostname;
   std::vector<BindMount> mounts;
   std::vector<DeviceNode> devices;
+  std::vector<OciHook> hooks;
   std::int64_t shm_bytes = 64 << 20;
   // The host's network namespace (the default), or the network namespace at
   // `network_namespace` (a path under /run/netns); empty: a new, empty one.
