@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "bench/api_bench.h"
+#include "bench/container_bench.h"
 #include "bench/control_plane_bench.h"
 #include "bench/flood.h"
 #include "bench/sched_bench.h"
@@ -66,6 +67,18 @@ void AddBenchCommand(CLI::App& app) {
   api_cmd->add_flag("--json", *json, "print one JSON object");
   api_cmd->callback([api, json] {
     const bench::ApiBenchResult result = bench::RunApiBench(*api);
+    std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
+    if (!result.error.empty()) throw CLI::RuntimeError(kExitFailure);
+  });
+
+  auto containers = std::make_shared<bench::ContainerBenchOptions>();
+  auto* containers_cmd = bench->add_subcommand("containers", "Container task starts against host processes and podman, and pulls against skopeo (root)");
+  containers_cmd->add_option("--tasks", containers->tasks, "Starts of each kind, one after another")->capture_default_str()->check(CLI::Range(1, 10000));
+  containers_cmd->add_option("--image-mb", containers->image_mb, "MiB of incompressible data in the image")->capture_default_str()->check(CLI::Range(0, 100000));
+  containers_cmd->add_option("--podman", containers->podman, "The peer's binary; empty: no peer")->capture_default_str();
+  containers_cmd->add_flag("--json", *json, "print one JSON object");
+  containers_cmd->callback([containers, json] {
+    const bench::ContainerBenchResult result = bench::RunContainerBench(*containers);
     std::printf("%s\n", (*json ? bench::ToJson(result) : bench::ToText(result)).c_str());
     if (!result.error.empty()) throw CLI::RuntimeError(kExitFailure);
   });

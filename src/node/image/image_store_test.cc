@@ -1,12 +1,8 @@
 #include "node/image/image_store.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "node/image/command.h"
+#include "node/image/loopback_registry.h"
 
 extern char** environ;
 
@@ -464,99 +461,7 @@ TEST_F(ImageStoreTest, ADamagedStateFileIsNamed) {
   EXPECT_THAT(ImageStore::Open("/srv/a:b", Options()).status().message(), HasSubstr("may not hold ':'"));
 }
 
-// docker-registry (distribution 2.8) on a free loopback port, over plain
-// HTTP, optionally behind htpasswd authentication; stopped when destroyed.
-class Registry {
- public:
-  static std::unique_ptr<Registry> Start(const std::string& dir, bool with_auth, std::string& error) {
-    auto registry = std::unique_ptr<Registry>(new Registry);
-    const int port = FreePort();
-    if (port <= 0) {
-      error = "no free loopback port";
-      return nullptr;
-    }
-    registry->host_ = "127.0.0.1:" + std::to_string(port);
-    std::string config = "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + dir +
-                         "/storage\nhttp:\n  addr: " + registry->host_ + "\n";
-    if (with_auth) {
-      WriteFile(dir + "/htpasswd", kHtpasswd);
-      config += "auth:\n  htpasswd:\n    realm: tessera-test\n    path: " + dir + "/htpasswd\n";
-    }
-    WriteFile(dir + "/config.yml", config);
-    registry->log_ = dir + "/registry.log";
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, registry->log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    const std::string config_path = dir + "/config.yml";
-    std::vector<char*> argv = {const_cast<char*>(kBinary), const_cast<char*>("serve"), const_cast<char*>(config_path.c_str()),
-                               nullptr};
-    const int spawned = posix_spawn(&registry->pid_, kBinary, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
-      error = std::string("cannot start ") + kBinary + ": " + std::strerror(spawned);
-      return nullptr;
-    }
-    // Ready when it accepts connections; never waits past the deadline.
-    for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);;) {
-      if (Accepts(port)) return registry;
-      int status = 0;
-      if (waitpid(registry->pid_, &status, WNOHANG) == registry->pid_) {
-        registry->pid_ = -1;
-        error = "docker-registry exited at start: " + ReadAll(registry->log_);
-        return nullptr;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        error = "docker-registry did not listen on " + registry->host_ + " within 10 s: " + ReadAll(registry->log_);
-        return nullptr;
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-  }
-  ~Registry() { Stop(); }
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  const std::string& host() const { return host_; }
-
-  static constexpr const char* kBinary = "/usr/bin/docker-registry";
-
- private:
-  Registry() = default;
-
-  static int FreePort() {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof addr;
-    int port = -1;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0) {
-      port = ntohs(addr.sin_port);
-    }
-    close(fd);
-    return port;
-  }
-  static bool Accepts(int port) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    const bool accepted = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    close(fd);
-    return accepted;
-  }
-
-  pid_t pid_ = -1;
-  std::string host_, log_;
-};
+using Registry = LoopbackRegistry;
 
 class RegistryImageStoreTest : public ImageStoreTest {
  protected:
@@ -569,10 +474,10 @@ class RegistryImageStoreTest : public ImageStoreTest {
   std::unique_ptr<Registry> StartWithImage(bool with_auth) {
     const std::string dir = dir_ + (with_auth ? "/registry-auth" : "/registry");
     fs::create_directories(dir);
-    std::string error;
-    std::unique_ptr<Registry> registry = Registry::Start(dir, with_auth, error);
-    EXPECT_NE(registry, nullptr) << error;
-    if (registry == nullptr) return nullptr;
+    Result<std::unique_ptr<Registry>> started = Registry::Start(dir, with_auth ? kHtpasswd : "");
+    EXPECT_TRUE(started.ok()) << started.status().message();
+    if (!started.ok()) return nullptr;
+    std::unique_ptr<Registry> registry = std::move(*started);
     std::vector<std::string> push = {"skopeo", "copy", "--dest-tls-verify=false"};
     if (with_auth) push.insert(push.end(), {"--dest-creds", std::string("alice:") + kPassword});
     push.insert(push.end(), {"oci:" + layout_ + ":t", "docker://" + registry->host() + "/test/busybox:1"});
