@@ -121,11 +121,12 @@ json ContainerJson(const ContainerAssignment& c) {
   if (c.shm_bytes > 0) out["shmBytes"] = c.shm_bytes;
   if (c.uid >= 0) out["uid"] = c.uid;
   if (c.gid >= 0) out["gid"] = c.gid;
+  if (c.allow_root) out["allowRoot"] = true;
   return out;
 }
 
 Result<ContainerAssignment> ContainerFromJson(const json& value, const std::string& path) {
-  Result<JsonObject> o = JsonObject::Read(value, path, {"image", "pullPolicy", "mounts", "shmBytes", "uid", "gid"}, {"image"});
+  Result<JsonObject> o = JsonObject::Read(value, path, {"image", "pullPolicy", "mounts", "shmBytes", "uid", "gid", "allowRoot"}, {"image"});
   if (!o.ok()) return o.status();
   ContainerAssignment c;
   TESSERA_RETURN_IF_ERROR(o->ReadString("image", &c.image));
@@ -137,6 +138,7 @@ Result<ContainerAssignment> ContainerFromJson(const json& value, const std::stri
   TESSERA_RETURN_IF_ERROR(o->ReadInt("shmBytes", &c.shm_bytes, 0, kMaxI64));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("uid", &c.uid, 0, 0x7fffffff));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("gid", &c.gid, 0, 0x7fffffff));
+  TESSERA_RETURN_IF_ERROR(o->ReadBool("allowRoot", &c.allow_root));
   if (o->Has("mounts")) {
     auto items = o->Items("mounts");
     if (!items.ok()) return items.status();

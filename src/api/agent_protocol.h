@@ -79,6 +79,7 @@ struct ContainerAssignment {
   std::vector<Mount> mounts;
   std::int64_t shm_bytes = 0;  // 0: the runtime's default
   std::int64_t uid = -1, gid = -1;  // -1: the image's user
+  bool allow_root = false;  // the job's queue lets a container run as uid 0
 };
 
 struct Assignment {

@@ -59,6 +59,7 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   a.container.shm_bytes = 1 << 30;
   a.container.uid = 1000;
   a.container.gid = 100;
+  a.container.allow_root = true;
   set.tasks.push_back(a);
   Assignment host;
   host.key = {13, 1, 0};
@@ -80,6 +81,7 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   EXPECT_EQ(c.shm_bytes, 1 << 30);
   EXPECT_EQ(c.uid, 1000);
   EXPECT_EQ(c.gid, 100);
+  EXPECT_TRUE(c.allow_root);
   EXPECT_TRUE(back->tasks[1].container.image.empty());  // a host process
   EXPECT_EQ(back->tasks[1].container.uid, -1);
   const auto task_with = [](const char* container) {

@@ -284,6 +284,8 @@ class ControlPlane {
   // Access checks on one object (access.cc); all true while access is off.
   bool QueueAdmin(const auth::Caller& caller, const std::string& queue) const;  // admin of it or an ancestor
   bool QueueMember(const auth::Caller& caller, const std::string& queue) const; // may submit there
+  // Whether the container rule `rule` (model::QueueSpec) is set on queue `path` or a queue above it.
+  bool QueueRule(const std::string& path, bool model::QueueSpec::*rule) const;
   // Work of `user` in `queue`: the owner, the queue's admins, cluster admins
   // (and, to see, viewers).
   bool ManagesWorkOf(const auth::Caller& caller, const std::string& user, const std::string& queue) const;

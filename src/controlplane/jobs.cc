@@ -77,6 +77,16 @@ void ControlPlane::SubmitJobs(const auth::Caller& caller, Submission submission,
     }
   }
   for (const model::Job& job : *jobs) {
+    const std::string queue = QueuePath(job.queue);
+    if (!QueueRule(queue, &model::QueueSpec::require_image)) continue;
+    for (std::size_t g = 0; g < job.groups.size(); ++g) {
+      if (!job.groups[g].container.enabled()) {
+        return done(InvalidArgument("job " + job.name + ": spec.tasks[" + std::to_string(g) + "].image: queue " + queue +
+                                    " runs tasks only from images (its requireImage); name the image this task runs from"));
+      }
+    }
+  }
+  for (const model::Job& job : *jobs) {
     if (const std::string queue = QueuePath(job.queue); !QueueMember(caller, queue)) {
       return done(PermissionDenied(user + " is not a member of queue " + queue + " (its admins add members: docs/security.md)"));
     }

@@ -106,6 +106,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         a.checkpoint_grace_ms = job.checkpoint_grace * 1000;
         a.interactive_idle_ms = job.interactive_idle_timeout * 1000;
         a.container = ContainerAssignmentOf(group.container);
+        a.container.allow_root = QueueRule(record.queue, &model::QueueSpec::allow_root_containers);
         t.assignment_json = api::Dump(api::ToJson(a));
       }
       out += (first ? "" : ",") + t.assignment_json;

@@ -30,12 +30,21 @@ json ControlPlane::ListQueues() {
               {"runningJobs", counts[q.id].second}};
     j["limit"] = q.limit_milli >= model::kUnlimited ? json(nullptr) : json(Gpus(q.limit_milli));
     j["userLimit"] = q.has_user_limit() ? json(Gpus(q.user_limit_milli)) : json(nullptr);
+    j["requireImage"] = QueueRule(q.path, &model::QueueSpec::require_image);
+    j["allowRootContainers"] = QueueRule(q.path, &model::QueueSpec::allow_root_containers);
     const auto access = queue_access_.find(q.path);
     j["admins"] = access == queue_access_.end() ? json::array() : json(access->second.admins);
     j["members"] = access == queue_access_.end() ? json::array() : json(access->second.members);
     queues.push_back(std::move(j));
   }
   return {{"queues", queues}};
+}
+
+bool ControlPlane::QueueRule(const std::string& path, bool model::QueueSpec::*rule) const {
+  for (const model::QueueSpec& q : queue_specs_) {
+    if (q.*rule && (path == q.path || path.starts_with(q.path + "/"))) return true;
+  }
+  return false;
 }
 
 void ControlPlane::PutQueue(const auth::Caller& caller, QueueChange change, Done<bool> done) {

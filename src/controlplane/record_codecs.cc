@@ -108,6 +108,8 @@ std::string EncodeQueue(const model::QueueSpec& q, const QueueAccess& access) {
                     {"limitMilli", q.limit_milli},
                     {"weight", q.weight},
                     {"userLimitMilli", q.user_limit_milli},
+                    {"requireImage", q.require_image},
+                    {"allowRootContainers", q.allow_root_containers},
                     {"admins", access.admins},
                     {"members", access.members}});
 }
@@ -115,8 +117,9 @@ std::string EncodeQueue(const model::QueueSpec& q, const QueueAccess& access) {
 Result<StoredQueue> DecodeQueue(std::string_view key, std::string_view value) {
   Result<json> j = ParseObject(value);
   if (!j.ok()) return j.status();
-  // Stores written before queue access existed have no admins or members.
-  Result<JsonObject> o = JsonObject::Read(*j, "", {"name", "guaranteedMilli", "limitMilli", "weight", "userLimitMilli", "admins", "members"},
+  // Stores written before queue access (or container rules) existed have no admins or members (or rules).
+  Result<JsonObject> o = JsonObject::Read(*j, "", {"name", "guaranteedMilli", "limitMilli", "weight", "userLimitMilli", "admins", "members",
+                                                   "requireImage", "allowRootContainers"},
                                           {"name", "guaranteedMilli", "limitMilli", "weight"});
   if (!o.ok()) return o.status();
   StoredQueue q;
@@ -129,6 +132,8 @@ Result<StoredQueue> DecodeQueue(std::string_view key, std::string_view value) {
   TESSERA_RETURN_IF_ERROR(o->ReadInt("userLimitMilli", &q.spec.user_limit_milli, 0, model::kUnlimited));
   TESSERA_RETURN_IF_ERROR(o->ReadStringList("admins", &q.access.admins));
   TESSERA_RETURN_IF_ERROR(o->ReadStringList("members", &q.access.members));
+  TESSERA_RETURN_IF_ERROR(o->ReadBool("requireImage", &q.spec.require_image));
+  TESSERA_RETURN_IF_ERROR(o->ReadBool("allowRootContainers", &q.spec.allow_root_containers));
   return q;
 }
 

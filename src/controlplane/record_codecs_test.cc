@@ -208,13 +208,15 @@ TEST(RecordCodecsTest, NodesAndQueuesComeBackAndTheirKeysMustMatch) {
   node.unhealthy_gpus[7] = "gone";
   EXPECT_THAT(DecodeNode("n1", EncodeNode(node)).status().message(), HasSubstr("unhealthyGpus.7: not a GPU index of this node"));
 
-  const model::QueueSpec queue{"research/nlp", 8000, 16000, 2.0, 4000};
+  const model::QueueSpec queue{"research/nlp", 8000, 16000, 2.0, 4000, true, false};
   const Result<StoredQueue> q = DecodeQueue("research/nlp", EncodeQueue(queue, {{"bob"}, {"alice", "carol"}}));
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(q->spec.guaranteed_milli, 8000);
   EXPECT_EQ(q->spec.limit_milli, 16000);
   EXPECT_DOUBLE_EQ(q->spec.weight, 2.0);
   EXPECT_EQ(q->spec.user_limit_milli, 4000);
+  EXPECT_TRUE(q->spec.require_image);
+  EXPECT_FALSE(q->spec.allow_root_containers);
   EXPECT_EQ(q->access.members, (std::vector<std::string>{"alice", "carol"}));
   json bad = json::parse(EncodeQueue(queue, {}));
   bad["weight"] = 0;

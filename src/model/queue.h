@@ -39,6 +39,11 @@ struct QueueSpec {
   std::int64_t limit_milli = kUnlimited;
   double weight = 1.0;
   std::int64_t user_limit_milli = kUnlimited;  // per user, in the subtree
+  // Container rules (docs/containers.md), for the queue and every queue
+  // below it: every task must run from an image; a container may run as
+  // root (uid 0 is the node's root: there is no user namespace).
+  bool require_image = false;
+  bool allow_root_containers = false;
 };
 
 struct Queue {

@@ -18,7 +18,8 @@ using nlohmann::json;
 // PUT /v1/queues/{path*}: every field optional; absent or null limits are none.
 Result<controlplane::QueueChange> ReadQueueChange(const net::HttpRequest& request) {
   json body;
-  Result<api::JsonObject> o = ReadObjectBody(request, body, {"guaranteed", "limit", "weight", "userLimit", "admins", "members"});
+  Result<api::JsonObject> o = ReadObjectBody(request, body, {"guaranteed", "limit", "weight", "userLimit", "admins", "members",
+                                                              "requireImage", "allowRootContainers"});
   if (!o.ok()) return o.status();
   controlplane::QueueChange change;
   TESSERA_RETURN_IF_ERROR(o->ReadStringList("admins", &change.access.admins));
@@ -40,6 +41,8 @@ Result<controlplane::QueueChange> ReadQueueChange(const net::HttpRequest& reques
   const auto milli_or_unlimited = [](double gpus) { return gpus < 0 ? model::kUnlimited : static_cast<std::int64_t>(gpus * 1000 + 0.5); };
   change.spec = {request.params.at("path"), static_cast<std::int64_t>(guaranteed * 1000 + 0.5), milli_or_unlimited(limit), weight,
                  milli_or_unlimited(user_limit)};
+  TESSERA_RETURN_IF_ERROR(o->ReadBool("requireImage", &change.spec.require_image));
+  TESSERA_RETURN_IF_ERROR(o->ReadBool("allowRootContainers", &change.spec.allow_root_containers));
   return change;
 }
 

@@ -39,7 +39,8 @@ Result<std::vector<model::QueueSpec>> Parse(std::string_view text, std::string_v
   std::vector<model::QueueSpec> specs;
   std::vector<YamlValue> name_values;  // parallel to specs, to place later errors
   for (const YamlValue& item : *items) {
-    Result<YamlMap> queue = YamlMap::Read(item, {"name", "guaranteed", "limit", "weight", "userLimit"}, {"name"});
+    Result<YamlMap> queue = YamlMap::Read(item, {"name", "guaranteed", "limit", "weight", "userLimit", "requireImage", "allowRootContainers"},
+                                          {"name"});
     if (!queue.ok()) return queue.status();
     const YamlValue name_value = *queue->Get("name");
     model::QueueSpec q;
@@ -66,6 +67,8 @@ Result<std::vector<model::QueueSpec>> Parse(std::string_view text, std::string_v
     if (q.weight <= 0) return queue->Get("weight")->Error("must be positive");
     TESSERA_RETURN_IF_ERROR(queue->ReadMilli("userLimit", &q.user_limit_milli));
     if (q.user_limit_milli <= 0) return queue->Get("userLimit")->Error("must be above zero");
+    TESSERA_RETURN_IF_ERROR(queue->ReadBool("requireImage", &q.require_image));
+    TESSERA_RETURN_IF_ERROR(queue->ReadBool("allowRootContainers", &q.allow_root_containers));
     specs.push_back(std::move(q));
     name_values.push_back(name_value);
   }

@@ -19,7 +19,7 @@ spec:
     - {name: research,       guaranteed: 64, limit: 128, weight: 2}
     - {name: research/nlp,   guaranteed: 32}
     - {name: research/nlp/alice, guaranteed: 0.5, limit: "2500m"}
-    - {name: production,     guaranteed: 64}
+    - {name: production,     guaranteed: 64, requireImage: true, allowRootContainers: true}
 )",
                                                                      "q.yaml");
   ASSERT_TRUE(specs.ok()) << specs.status().message();
@@ -32,6 +32,8 @@ spec:
   EXPECT_DOUBLE_EQ((*specs)[1].weight, 1.0);
   EXPECT_EQ((*specs)[2].guaranteed_milli, 500);
   EXPECT_EQ((*specs)[2].limit_milli, 2500);
+  EXPECT_FALSE((*specs)[0].require_image || (*specs)[0].allow_root_containers);  // off unless set
+  EXPECT_TRUE((*specs)[3].require_image && (*specs)[3].allow_root_containers);
 
   const Result<model::QueueTree> tree = model::QueueTree::Build(*specs);
   ASSERT_TRUE(tree.ok()) << tree.status().message();

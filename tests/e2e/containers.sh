@@ -98,6 +98,24 @@ grep -q "tessera fake GPU driver for n1" <<<"$logs" || fail "the driver mount is
 grep -Eq '^cdi=1 visible=GPU-[^,]+,GPU-[^,]+$' <<<"$logs" || fail "CDI env and CUDA_VISIBLE_DEVICES by UUID: $logs"
 log "GPUs through CDI: $(tr '\n' ' ' <<<"$logs")"
 
+# Root only where the queue allows it (a container's root is the node's):
+# refused in queue default, run in a queue with allowRootContainers, which
+# with requireImage also refuses host-process tasks at submission.
+root=$(job root "image: $registry/test/busybox:1
+user: \"0\"
+command: [id, -u]")
+wait_until 30 job_state_is "$root" failed
+job_field "$root" '.tasks[0].message' | grep -q "allowRootContainers" || fail "root should be refused by default: $(job_json "$root" | jq -c .tasks)"
+curl -sf -X PUT "$SERVER_URL/v1/queues/rooted" -d '{"guaranteed": 0, "allowRootContainers": true, "requireImage": true}' -o /dev/null ||
+  fail "cannot create queue rooted"
+sed -i 's/metadata: {name: root}/metadata: {name: root, queue: rooted}/' "$WORK/root.yaml"
+root=$(submit "$WORK/root.yaml")
+wait_until 30 job_state_is "$root" succeeded
+wait_until 10 bash -c "'$TESSERA' logs $root | grep -qx 0"
+"$TESSERA" submit --queue rooted -- true >"$WORK/refused.out" 2>&1 && fail "queue rooted should refuse a host-process task"
+grep -q "queue rooted runs tasks only from images" "$WORK/refused.out" || fail "the refusal should say why: $(cat "$WORK/refused.out")"
+log "root containers only where the queue allows; requireImage refuses host processes"
+
 # The memory limit holds inside the container: past 64Mi it is OOM-killed.
 oom=$(job oom "image: $registry/test/busybox:1
 resources: {memory: 64Mi}

@@ -162,6 +162,10 @@ Result<std::vector<std::string>> ContainerTasks::Prepare(const api::TaskKey& key
   } else {
     TESSERA_RETURN_IF_ERROR(ImageUser(image, &spec.uid, &spec.gid));
   }
+  if (spec.uid == 0 && !container.allow_root) {
+    return PermissionDenied("the container would run as root (the node's root: there is no user namespace), which its queue does "
+                            "not allow (allowRootContainers); give the task a user: \"UID:GID\"");
+  }
   spec.hostname = process.hostname;
   if (container.shm_bytes > 0) spec.shm_bytes = container.shm_bytes;
   spec.cgroups_path = process.cgroups_path;
