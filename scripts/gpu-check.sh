@@ -12,7 +12,11 @@
 #      30% and 70%, each reporting kernels per second (share = rate / alone);
 #   5. overhead: alloc+free and kernel launch, with and without the shim;
 #   6. MIG, where a GPU is already in MIG mode: a task that asks for a profile
-#      runs on one of the node's devices, named by UUID, and sees its memory.
+#      runs on one of the node's devices, named by UUID, and sees its memory;
+#   7. containers, where nvidia-ctk (NVIDIA Container Toolkit) is installed:
+#      the driver's CDI spec (the one in /etc/cdi or /var/run/cdi, else one
+#      generated for the check), and a one-GPU container task whose NVML,
+#      from the driver files CDI mounts, sees exactly that GPU.
 # Prints every figure; exits non-zero when a check fails, 77 without a GPU.
 # Usage: scripts/gpu-check.sh   (builds build/release first; about 2 minutes)
 set -uo pipefail
@@ -26,7 +30,7 @@ command -v nvidia-smi >/dev/null || { echo "gpu-check: no nvidia-smi: run this o
 nvidia-smi -L
 scripts/install-deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release --target tessera tessera-gpu-probe tessera-vgpu tessera-vgpu-probe >/dev/null || exit 1
+cmake --build --preset release --target tessera tessera-supervise tessera-gpu-probe tessera-vgpu tessera-vgpu-probe >/dev/null || exit 1
 BIN=build/release
 PROBE=$BIN/tessera-vgpu-probe
 SHIM=$PWD/$BIN/libtessera-vgpu.so
@@ -140,6 +144,42 @@ else
   gpu_bytes=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) * 1048576 ))
   seen=$(field total "$out")
   check "the task saw its device's memory (${seen:-?} bytes), not the GPU's ($gpu_bytes)" "[ -n \"$seen\" ] && [ \"${seen%.*}\" -lt $gpu_bytes ]"
+  kill $UP 2>/dev/null; wait $UP 2>/dev/null
+fi
+
+echo "== 7. containers: GPUs through CDI"
+if ! command -v nvidia-ctk >/dev/null; then
+  echo "SKIP containers: nvidia-ctk is not installed (the NVIDIA Container Toolkit writes the driver's CDI spec)"
+else
+  spec=$(ls /etc/cdi/*.yaml /etc/cdi/*.json /var/run/cdi/*.yaml /var/run/cdi/*.json 2>/dev/null | head -1)
+  if [ -z "$spec" ]; then
+    spec=/var/run/cdi/tessera-gpu-check.yaml
+    mkdir -p /var/run/cdi && nvidia-ctk cdi generate --output="$spec" >"$WORK/cdi.log" 2>&1
+    trap 'kill $UP 2>/dev/null; rm -rf "$WORK" /var/run/cdi/tessera-gpu-check.yaml' EXIT
+  fi
+  check "a CDI spec for the GPUs ($spec)" "grep -q 'nvidia.com/gpu' '$spec'"
+  IMAGE_EXTRA=$PWD/$BIN/tessera-gpu-probe scripts/busybox-image.sh "$WORK/image" 1 >/dev/null
+  $BIN/tessera up --listen 127.0.0.1:$port --data-dir "$WORK/up-ctr" >"$WORK/up-ctr.log" 2>&1 &
+  UP=$!
+  export TESSERA_TOKEN_FILE=$WORK/up-ctr/admin.token TESSERA_CA_FILE=$WORK/up-ctr/tls/ca.crt TESSERA_SERVER=https://127.0.0.1:$port
+  for _ in $(seq 50); do $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null && break; sleep 0.2; done
+  printf '%s\n' "apiVersion: tessera/v1" "kind: Job" "metadata: {name: cdi-check}" "spec:" "  tasks:" "    - name: main" \
+    "      image: oci:$WORK/image:1" '      user: "1000:1000"' "      resources: {gpus: 1}" \
+    "      command: [/opt/tessera/tessera-gpu-probe]" >"$WORK/ctr.yaml"
+  job=$($BIN/tessera submit -o json "$WORK/ctr.yaml" | jq -r '.jobs[0].id')
+  state=pending
+  for _ in $(seq 300); do
+    state=$($BIN/tessera describe -o json "$job" | jq -r .state)
+    { [ "$state" = succeeded ] || [ "$state" = failed ]; } && break
+    sleep 0.2
+  done
+  $BIN/tessera describe -o json "$job" | jq -c '{state, tasks: [.tasks[] | {gpus, exitCode, message}]}'
+  out=$($BIN/tessera logs "$job"); echo "$out" | head -20
+  index=$($BIN/tessera describe -o json "$job" | jq -r '.tasks[0].gpus[0] // 0')
+  uuid=$($BIN/tessera nodes -o json | jq -r ".nodes[0].gpus[] | select(.index == $index) | .uuid")
+  seen=$(grep -c '"uuid"' <<<"$out")
+  check "the container's NVML sees exactly its GPU ($uuid; state $state, $seen GPUs seen)" \
+    "[ '$state' = succeeded ] && [ '$seen' = 1 ] && grep -q '$uuid' <<<'$out'"
   kill $UP 2>/dev/null; wait $UP 2>/dev/null
 fi
 
