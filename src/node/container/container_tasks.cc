@@ -65,7 +65,7 @@ ContainerTasks::ContainerTasks(ContainerTasksOptions options, std::unique_ptr<Im
     : options_(std::move(options)), store_(std::move(store)), runtime_(RuncOptions{options_.runc, options_.root + "/runc"}) {}
 
 ContainerTasks::~ContainerTasks() {
-  for (Worker& w : workers_) w.thread.join();
+  for (Worker& w : workers_) w.thread.detach();
 }
 
 std::string ContainerTasks::Describe() const {
@@ -97,12 +97,13 @@ std::optional<Result<Image>> ContainerTasks::TakeImage(const api::TaskKey& key, 
     const std::shared_ptr<Pull> pull = it->second;
     pull->progress = "pulling " + container.image;
     Worker worker{pull, {}};
-    worker.thread = std::thread([this, pull, container] {
+    const bool collect = options_.images.size_limit_bytes > 0;
+    worker.thread = std::thread([store = store_, pull = pull, container, collect]() mutable {
       Result<Image> image = [&]() -> Result<Image> {
         Result<ImageReference> ref = model::ParseImageReference(container.image);
         if (!ref.ok()) return Status(ref.status().code(), "image " + container.image + ": " + ref.status().message());
         const PullPolicy policy = model::ParsePullPolicy(container.pull_policy).value_or(PullPolicy::kIfNotPresent);
-        return store_->Ensure(*ref, policy, std::nullopt, [&](const PullProgress& p) {
+        return store->Ensure(*ref, policy, std::nullopt, [&](const PullProgress& p) {
           std::lock_guard lock(pull->mu);
           pull->progress = ProgressLine(container.image, p);
         });
@@ -110,9 +111,12 @@ std::optional<Result<Image>> ContainerTasks::TakeImage(const api::TaskKey& key, 
       // Room for what came in: unused images beyond the size limit go. Here,
       // on the pull's thread and before its result is out, because the agent
       // joins a thread once its result is out and must not wait for this.
-      if (image.ok() && options_.images.size_limit_bytes > 0) (void)store_->Collect();
-      std::lock_guard lock(pull->mu);
-      pull->result = std::move(image);
+      if (image.ok() && collect) (void)store->Collect();
+      {
+        std::lock_guard lock(pull->mu);
+        pull->result = std::move(image);
+      }
+      pull.reset();  // a result nobody took (its lease) goes before the store it leases from
     });
     workers_.push_back(std::move(worker));
   }

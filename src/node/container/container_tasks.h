@@ -63,7 +63,8 @@ struct ContainerProcess {
 class ContainerTasks {
  public:
   static Result<std::unique_ptr<ContainerTasks>> Open(ContainerTasksOptions options);
-  // Waits for the pulls still running (each bounded by the store's timeouts).
+  // Does not wait for the pulls still running: a stopping agent must not sit
+  // out a slow registry. Each holds the store, and ends on its own.
   ~ContainerTasks();
   ContainerTasks(const ContainerTasks&) = delete;
   ContainerTasks& operator=(const ContainerTasks&) = delete;
@@ -105,7 +106,7 @@ class ContainerTasks {
   void JoinFinished();
 
   const ContainerTasksOptions options_;
-  std::unique_ptr<ImageStore> store_;
+  std::shared_ptr<ImageStore> store_;  // shared with the pulls' threads
   RuncRuntime runtime_;
   std::map<api::TaskKey, std::shared_ptr<Pull>> pulls_;  // by task, until taken or abandoned
   std::vector<Worker> workers_;
