@@ -853,6 +853,11 @@ class Agent::Impl {
     target.spec.supervisor.clear();
     target.spec.state_dir.clear();
     if (!t.process->cgroup().empty()) target.cgroup = cgroups_->ProcsFiles(t.process->cgroup());
+    if (t.image) {
+      target.exec_inside = [containers = containers_.get(), key = t.assignment.key](bool tty, const std::vector<std::string>& command) {
+        return containers->ExecInside(key, tty, command);
+      };
+    }
     sessions_->Publish(t.assignment.key, std::move(target));
   }
 

@@ -165,6 +165,9 @@ command: [sh, -c, 'echo started >> /data/contained; while [ ! -e /data/go ]; do 
 host=$(job host "command: [sh, -c, 'echo started >> $WORK/data/host; while [ ! -e $WORK/data/go ]; do sleep 0.1; done; exit 6', e2e-$$]")
 for id in "$contained" "$host"; do wait_until 30 job_state_is "$id" running; done
 wait_until 10 test -s "$WORK/data/contained"
+# tessera exec runs inside the container: its root, its user.
+[ "$("$TESSERA" exec "$contained" -- sh -c 'cat /etc/motd; id -u')" = "inside the image
+1000" ] || fail "exec should run inside the container: $("$TESSERA" exec "$contained" -- sh -c 'cat /etc/motd; id -u' 2>&1)"
 kill -9 "${AGENT_PID[n1]}"
 AGENT_CGROUPS=1 start_agent n1 4 --insecure-registry "$registry"
 wait_until 20 bash -c "grep -q 'adopted 2 running tasks' '$WORK/n1.log'"

@@ -60,6 +60,9 @@ struct ContainerProcess {
   ContainerEdits gpus;
 };
 
+// runc's name for the container of task `key`.
+std::string ContainerId(const api::TaskKey& key);
+
 class ContainerTasks {
  public:
   static Result<std::unique_ptr<ContainerTasks>> Open(ContainerTasksOptions options);
@@ -84,6 +87,11 @@ class ContainerTasks {
   // Task `key`'s bundle over `image`, and the command that runs it.
   Result<std::vector<std::string>> Prepare(const api::TaskKey& key, const api::ContainerAssignment& container,
                                            const Image& image, const ContainerProcess& process) const;
+  // The command that runs `command` inside task `key`'s running container,
+  // as its process runs there (user, environment, directory): `tessera exec`.
+  std::vector<std::string> ExecInside(const api::TaskKey& key, bool tty, const std::vector<std::string>& command) const {
+    return runtime_.Exec(ContainerId(key), tty, command);
+  }
   // What the container of an ended task left: runc's state, the mounted
   // root, the bundle. Nothing to do (and no process run) for a host task.
   void Remove(const api::TaskKey& key) const;
@@ -111,8 +119,5 @@ class ContainerTasks {
   std::map<api::TaskKey, std::shared_ptr<Pull>> pulls_;  // by task, until taken or abandoned
   std::vector<Worker> workers_;
 };
-
-// runc's name for the container of task `key`.
-std::string ContainerId(const api::TaskKey& key);
 
 }  // namespace tessera::node

@@ -57,6 +57,14 @@ Result<std::vector<std::string>> RuncRuntime::Prepare(const std::string& id, con
   return Runc({"run", "--keep", "--bundle", task_dir, id});
 }
 
+std::vector<std::string> RuncRuntime::Exec(const std::string& id, bool tty, const std::vector<std::string>& command) const {
+  std::vector<std::string> args = {"exec"};
+  if (tty) args.push_back("--tty");
+  args.push_back(id);
+  args.insert(args.end(), command.begin(), command.end());
+  return Runc(std::move(args));
+}
+
 void RuncRuntime::Remove(const std::string& id, const std::string& task_dir) const {
   // Best effort, and each step whatever the last did: a container that never
   // started has no runc state, a root never mounted nothing to unmount.

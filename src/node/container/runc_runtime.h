@@ -39,6 +39,9 @@ class RuncRuntime {
   // `spec` (its rootfs is set here). Returns the argv to launch as the task.
   Result<std::vector<std::string>> Prepare(const std::string& id, const std::string& task_dir,
                                            const std::string& image_rootfs, ContainerSpec spec) const;
+  // The command that runs `command` in running container `id` (`runc exec`),
+  // with a terminal of its own when `tty` (then the caller's stdio is one).
+  std::vector<std::string> Exec(const std::string& id, bool tty, const std::vector<std::string>& command) const;
   // What Prepare and runc left for a task that has ended: runc's state
   // (`runc delete --force`, which also kills anything left) and the mounted
   // root. Safe to call for a task that never started.

@@ -77,7 +77,7 @@ void IgnoreBrokenPipes() {
 // exec: a process beside the task, until it ends or its user leaves.
 void RunExec(SessionStream& s, const api::SessionRequest& r, const SessionTarget& target) {
   LaunchSpec spec = target.spec;
-  spec.argv = r.command;
+  spec.argv = target.exec_inside ? target.exec_inside(r.tty, r.command) : r.command;
   spec.stdio = r.tty ? LaunchSpec::Stdio::kTerminal : LaunchSpec::Stdio::kPipes;
   if (r.rows > 0) spec.rows = static_cast<std::uint16_t>(r.rows);
   if (r.cols > 0) spec.cols = static_cast<std::uint16_t>(r.cols);

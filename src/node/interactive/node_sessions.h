@@ -37,6 +37,9 @@ struct SessionTarget {
   std::vector<std::string> cgroup;         // its group's cgroup.procs files; empty: none
   std::string log_base;                    // <log_base>.stdout and .stderr
   std::shared_ptr<TaskTerminal> terminal;  // an interactive task's; null: a batch task
+  // A container task's: the command that runs `command` inside the container
+  // (`runc exec`), on a terminal or not; empty: exec runs beside the task.
+  std::function<std::vector<std::string>(bool tty, const std::vector<std::string>& command)> exec_inside{};
 };
 
 struct NodeSessionsOptions {
