@@ -142,12 +142,21 @@ start_up() {
   wait_until 30 nodes_ready "$nodes"
 }
 
+# Whole seconds since boot: a monotonic clock. $SECONDS follows the wall
+# clock, and a clock step on a shared machine once ended a 20 s wait of
+# e2e_gpu_health after 7 s (ctest's own, monotonic, timing).
+uptime_s() {
+  local up
+  read -r up _ </proc/uptime
+  echo "${up%.*}"
+}
+
 # wait_until SECONDS COMMAND...: polls the command until it succeeds.
 wait_until() {
-  local deadline=$((SECONDS + $1))
+  local deadline=$(($(uptime_s) + $1))
   shift
   until "$@"; do
-    [ $SECONDS -lt $deadline ] || fail "timed out waiting for: $*"
+    [ "$(uptime_s)" -lt $deadline ] || fail "timed out waiting for: $*"
     sleep 0.2
   done
 }
