@@ -271,13 +271,35 @@ json ToJson(const StatusReport& report) {
   for (const GpuFaultReport& f : report.faults) {
     faults.push_back({{"index", f.index}, {"kind", f.kind}, {"code", f.code}, {"detail", f.detail}, {"class", f.fault_class}});
   }
-  return {{"tasks", tasks}, {"burstMemory", bursts}, {"gpus", gpus}, {"unhealthyGpus", unhealthy}, {"faults", faults}};
+  json out = {{"tasks", tasks}, {"burstMemory", bursts}, {"gpus", gpus}, {"unhealthyGpus", unhealthy}, {"faults", faults}};
+  if (report.images) {
+    json images = json::array();
+    for (const CachedImageReport& i : *report.images) {
+      images.push_back({{"references", i.references}, {"digest", i.digest}, {"sizeBytes", i.size_bytes}});
+    }
+    out["images"] = std::move(images);
+  }
+  return out;
 }
 
 Result<StatusReport> StatusReportFromJson(const json& value) {
-  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks", "burstMemory", "gpus", "unhealthyGpus", "faults"});
+  Result<JsonObject> o = JsonObject::Read(value, "", {"tasks", "burstMemory", "gpus", "unhealthyGpus", "faults", "images"});
   if (!o.ok()) return o.status();
   StatusReport report;
+  if (o->Has("images")) {
+    auto images = o->Items("images");
+    if (!images.ok()) return images.status();
+    report.images.emplace();
+    for (const auto& [path, item] : *images) {
+      Result<JsonObject> i = JsonObject::Read(*item, path, {"references", "digest", "sizeBytes"}, {"digest"});
+      if (!i.ok()) return i.status();
+      CachedImageReport image;
+      TESSERA_RETURN_IF_ERROR(i->ReadStringList("references", &image.references));
+      TESSERA_RETURN_IF_ERROR(i->ReadString("digest", &image.digest));
+      TESSERA_RETURN_IF_ERROR(i->ReadInt("sizeBytes", &image.size_bytes, 0, kMaxI64));
+      report.images->push_back(std::move(image));
+    }
+  }
   if (o->Has("unhealthyGpus")) {
     auto unhealthy = o->Items("unhealthyGpus");
     if (!unhealthy.ok()) return unhealthy.status();

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,13 @@ struct GpuFaultReport {
   std::string fault_class;
 };
 
+// An image in the node's cache (node/image/image_store.h).
+struct CachedImageReport {
+  std::vector<std::string> references;  // canonical; empty: superseded, kept while a task uses it
+  std::string digest;
+  std::int64_t size_bytes = 0;
+};
+
 struct StatusReport {
   std::vector<TaskReport> tasks;
   std::vector<GpuTelemetry> gpus;
@@ -171,6 +179,8 @@ struct StatusReport {
   std::vector<GpuFaultReport> faults;
   // Memory that vGPU tasks hold past their caps, per local GPU index (only GPUs with a burst).
   std::map<std::int32_t, std::int64_t> burst_memory;
+  // Level-triggered: the node's image cache; absent on a node that cannot run containers.
+  std::optional<std::vector<CachedImageReport>> images;
 };
 
 nlohmann::json ToJson(const NodeInventory& inventory);

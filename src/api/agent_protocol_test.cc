@@ -103,6 +103,7 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   pulling.preparing = true;
   report.tasks.push_back(pulling);
   report.unhealthy_gpus.push_back({2, "Xid 79: GPU has fallen off the bus (hardware)"});
+  report.images = std::vector<CachedImageReport>{{{"127.0.0.1:5000/ml/train:v1"}, "sha256:ab", 1 << 20}};
   report.faults.push_back({2, "xid", 79, "Xid 79: GPU has fallen off the bus", "hardware"});
   auto r = StatusReportFromJson(ToJson(report));
   ASSERT_TRUE(r.ok());
@@ -115,6 +116,11 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   EXPECT_TRUE(r->tasks[2].preparing);
   EXPECT_FALSE(r->tasks[2].exited);
   EXPECT_EQ(r->tasks[2].message, "pulling 127.0.0.1:5000/ml/train:v1: 2 blobs");
+  ASSERT_TRUE(r->images.has_value());
+  ASSERT_EQ(r->images->size(), 1u);
+  EXPECT_EQ(r->images->at(0).references.at(0), "127.0.0.1:5000/ml/train:v1");
+  EXPECT_EQ(r->images->at(0).size_bytes, 1 << 20);
+  EXPECT_FALSE(StatusReportFromJson(nlohmann::json::parse(R"({"tasks":[]})"))->images.has_value());  // a node without containers
   ASSERT_EQ(r->unhealthy_gpus.size(), 1u);
   EXPECT_EQ(r->unhealthy_gpus[0].index, 2);
   ASSERT_EQ(r->faults.size(), 1u);

@@ -83,6 +83,11 @@ json ControlPlane::NodeJson(const NodeRecord& node, bool with_gpus) const {
     j.erase("gpus");
     return j;
   }
+  json images = json::array();
+  for (const api::CachedImageReport& i : node.images) {
+    images.push_back({{"references", i.references}, {"digest", i.digest}, {"sizeBytes", i.size_bytes}});
+  }
+  j["images"] = std::move(images);
   // Which jobs hold each GPU: the dispatched runs' tasks on this node.
   if (node_jobs == node_jobs_.end()) return j;
   for (const std::int64_t job : node_jobs->second) {

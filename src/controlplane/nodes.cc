@@ -188,6 +188,7 @@ void ControlPlane::ReportStatus(const std::string& name, api::StatusReport repor
     return done(NotFound("node " + name + " was marked lost; register again"));
   }
   node.burst_memory = report.burst_memory;
+  if (report.images) node.images = *report.images;
   // The latest telemetry replaces the last: a GPU it leaves out has no reading.
   if (!report.gpus.empty()) {
     node.gpu_utilization.clear();

@@ -134,6 +134,7 @@ struct NodeRecord {
   std::map<std::int32_t, std::int64_t> burst_memory;  // per local GPU, as last reported
   std::map<std::int32_t, double> gpu_utilization;     // percent per local GPU, from the last heartbeat with telemetry
   std::map<std::int32_t, std::string> unhealthy_gpus; // local GPUs the agent took out of service, and why (persisted)
+  std::vector<api::CachedImageReport> images;          // its image cache, as last reported (not persisted)
 };
 
 }  // namespace tessera::controlplane

@@ -912,6 +912,10 @@ class Agent::Impl {
       report.tasks.push_back({key, t.exited, t.exit_code, t.message, t.lost, t.exited ? -1 : ProgressAgeMs(t),
                               t.exited ? -1 : TouchedAgoMs(t, t.checkpoint_file).value_or(-1)});
     }
+    if (containers_) {
+      report.images.emplace();
+      for (const CachedImage& c : containers_->Cached()) report.images->push_back({c.references, c.digest, c.size_bytes});
+    }
     for (const auto& [key, progress] : preparing_) {
       api::TaskReport preparing;
       preparing.key = key;

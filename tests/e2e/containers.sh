@@ -62,6 +62,8 @@ EOF
 default=$(job default "image: $registry/test/busybox:1")
 wait_until 60 job_state_is "$default" succeeded
 wait_until 10 bash -c "'$TESSERA' logs $default | grep -qx 'default cmd as 1000 with from-image'"
+# The agent reports its image cache; the node shows it.
+wait_until 10 bash -c "curl -s $SERVER_URL/v1/nodes/n1 | jq -e '.images[].references | index(\"$registry/test/busybox:1\")' >/dev/null"
 job_json "$default" | jq -r '.events[] | select(.type == "TaskPreparing") | .message' | grep -q "pulling $registry/test/busybox:1" ||
   fail "pull progress should show as events: $(job_json "$default" | jq -c '[.events[] | {type, message}]')"
 
