@@ -25,6 +25,22 @@ cd "$(dirname "$0")/.."
 fail=0
 check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fail=1; fi; }
 field() { grep -o "$1=[0-9.]*" <<<"$2" | head -1 | cut -d= -f2; }
+# await_node LOG: waits up to 10 s for tessera up's node; says so (with its log) when none came.
+await_node() {
+  for _ in $(seq 50); do $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null && return 0; sleep 0.2; done
+  echo "gpu-check: tessera up had no node after 10 s (its log: $1)" >&2
+  return 1
+}
+# await_job JOB: waits up to 60 s for the job to end; its state in $state, and a word when it did not end.
+await_job() {
+  state=pending
+  for _ in $(seq 300); do
+    state=$($BIN/tessera describe -o json "$1" | jq -r .state)
+    { [ "$state" = succeeded ] || [ "$state" = failed ]; } && return 0
+    sleep 0.2
+  done
+  echo "gpu-check: job $1 was still $state after 60 s" >&2
+}
 
 command -v nvidia-smi >/dev/null || { echo "gpu-check: no nvidia-smi: run this on a machine with an NVIDIA GPU" >&2; exit 77; }
 nvidia-smi -L
@@ -124,19 +140,11 @@ else
   $BIN/tessera up --listen 127.0.0.1:$port --data-dir "$WORK/up-mig" >"$WORK/up-mig.log" 2>&1 &
   UP=$!
   export TESSERA_TOKEN_FILE=$WORK/up-mig/admin.token TESSERA_CA_FILE=$WORK/up-mig/tls/ca.crt TESSERA_SERVER=https://127.0.0.1:$port
-  for _ in $(seq 50); do $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null && break; sleep 0.2; done
-  $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null ||
-    echo "gpu-check: tessera up had no node after 10 s (its log: $WORK/up-mig.log)" >&2
+  await_node "$WORK/up-mig.log"
   $BIN/tessera nodes -o json | jq -c '[.nodes[0].gpus[] | select(.mig) | {index, mig}]'
   job=$($BIN/tessera submit -o json --name mig-check --mig "$profile" -- \
         sh -c 'echo visible=$CUDA_VISIBLE_DEVICES; exec "$0" info' "$PWD/$PROBE" | jq -r '.jobs[0].id')
-  state=pending
-  for _ in $(seq 300); do
-    state=$($BIN/tessera describe -o json "$job" | jq -r .state)
-    { [ "$state" = succeeded ] || [ "$state" = failed ]; } && break
-    sleep 0.2
-  done
-  [ "$state" = succeeded ] || [ "$state" = failed ] || echo "gpu-check: the MIG job was still $state after 60 s" >&2
+  await_job "$job"
   out=$($BIN/tessera logs "$job"); echo "$out"
   device=$($BIN/tessera describe -o json "$job" | jq -r '.tasks[0].migDevice // ""')
   ran=0; [ "$state" = succeeded ] && [ -n "$device" ] && grep -q "visible=$device" <<<"$out" && nvidia-smi -L | grep -q "$device" && ran=1
@@ -162,17 +170,12 @@ else
   $BIN/tessera up --listen 127.0.0.1:$port --data-dir "$WORK/up-ctr" >"$WORK/up-ctr.log" 2>&1 &
   UP=$!
   export TESSERA_TOKEN_FILE=$WORK/up-ctr/admin.token TESSERA_CA_FILE=$WORK/up-ctr/tls/ca.crt TESSERA_SERVER=https://127.0.0.1:$port
-  for _ in $(seq 50); do $BIN/tessera nodes -o json 2>/dev/null | jq -e '.nodes | length >= 1' >/dev/null && break; sleep 0.2; done
+  await_node "$WORK/up-ctr.log"
   printf '%s\n' "apiVersion: tessera/v1" "kind: Job" "metadata: {name: cdi-check}" "spec:" "  tasks:" "    - name: main" \
     "      image: oci:$WORK/image:1" '      user: "1000:1000"' "      resources: {gpus: 1}" \
     "      command: [/opt/tessera/tessera-gpu-probe]" >"$WORK/ctr.yaml"
   job=$($BIN/tessera submit -o json "$WORK/ctr.yaml" | jq -r '.jobs[0].id')
-  state=pending
-  for _ in $(seq 300); do
-    state=$($BIN/tessera describe -o json "$job" | jq -r .state)
-    { [ "$state" = succeeded ] || [ "$state" = failed ]; } && break
-    sleep 0.2
-  done
+  await_job "$job"
   $BIN/tessera describe -o json "$job" | jq -c '{state, tasks: [.tasks[] | {gpus, exitCode, message}]}'
   out=$($BIN/tessera logs "$job"); echo "$out" | head -20
   index=$($BIN/tessera describe -o json "$job" | jq -r '.tasks[0].gpus[0] // 0')
