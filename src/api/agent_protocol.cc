@@ -122,11 +122,13 @@ json ContainerJson(const ContainerAssignment& c) {
   if (c.uid >= 0) out["uid"] = c.uid;
   if (c.gid >= 0) out["gid"] = c.gid;
   if (c.allow_root) out["allowRoot"] = true;
+  if (c.login) out["registryLogin"] = {{"username", c.login->username}, {"password", c.login->password}};
   return out;
 }
 
 Result<ContainerAssignment> ContainerFromJson(const json& value, const std::string& path) {
-  Result<JsonObject> o = JsonObject::Read(value, path, {"image", "pullPolicy", "mounts", "shmBytes", "uid", "gid", "allowRoot"}, {"image"});
+  Result<JsonObject> o = JsonObject::Read(value, path, {"image", "pullPolicy", "mounts", "shmBytes", "uid", "gid", "allowRoot", "registryLogin"},
+                                          {"image"});
   if (!o.ok()) return o.status();
   ContainerAssignment c;
   TESSERA_RETURN_IF_ERROR(o->ReadString("image", &c.image));
@@ -139,6 +141,14 @@ Result<ContainerAssignment> ContainerFromJson(const json& value, const std::stri
   TESSERA_RETURN_IF_ERROR(o->ReadInt("uid", &c.uid, 0, 0x7fffffff));
   TESSERA_RETURN_IF_ERROR(o->ReadInt("gid", &c.gid, 0, 0x7fffffff));
   TESSERA_RETURN_IF_ERROR(o->ReadBool("allowRoot", &c.allow_root));
+  if (o->Has("registryLogin")) {
+    Result<JsonObject> l = JsonObject::Read(o->Raw("registryLogin"), o->Path("registryLogin"), {"username", "password"}, {"username", "password"});
+    if (!l.ok()) return l.status();
+    ContainerAssignment::Login login;
+    TESSERA_RETURN_IF_ERROR(l->ReadString("username", &login.username));
+    TESSERA_RETURN_IF_ERROR(l->ReadString("password", &login.password));
+    c.login = std::move(login);
+  }
   if (o->Has("mounts")) {
     auto items = o->Items("mounts");
     if (!items.ok()) return items.status();

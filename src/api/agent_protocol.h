@@ -75,12 +75,19 @@ struct ContainerAssignment {
     std::string host_path, mount_path;
     bool read_only = true;
   };
+  // The job's queue's login to the image's registry, when it has one: for
+  // the pull only, never logged, never written to the node's disk but in
+  // the pull's own authentication file.
+  struct Login {
+    std::string username, password;
+  };
   std::string image;  // a canonical reference
   std::string pull_policy = "IfNotPresent";  // or "Always", "Never"
   std::vector<Mount> mounts;
   std::int64_t shm_bytes = 0;  // 0: the runtime's default
   std::int64_t uid = -1, gid = -1;  // -1: the image's user
   bool allow_root = false;  // the job's queue lets a container run as uid 0
+  std::optional<Login> login;
 };
 
 struct Assignment {

@@ -60,6 +60,7 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   a.container.uid = 1000;
   a.container.gid = 100;
   a.container.allow_root = true;
+  a.container.login = ContainerAssignment::Login{"robot", "s3cret"};
   set.tasks.push_back(a);
   Assignment host;
   host.key = {13, 1, 0};
@@ -82,8 +83,12 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   EXPECT_EQ(c.uid, 1000);
   EXPECT_EQ(c.gid, 100);
   EXPECT_TRUE(c.allow_root);
+  ASSERT_TRUE(c.login.has_value());
+  EXPECT_EQ(c.login->username, "robot");
+  EXPECT_EQ(c.login->password, "s3cret");
   EXPECT_TRUE(back->tasks[1].container.image.empty());  // a host process
   EXPECT_EQ(back->tasks[1].container.uid, -1);
+  EXPECT_FALSE(back->tasks[1].container.login.has_value());
   const auto task_with = [](const char* container) {
     return nlohmann::json::parse(std::string(R"({"revision":1,"tasks":[{"job":1,"attempt":1,"task":0,"command":[],"container":)") + container + "}]}");
   };
@@ -93,6 +98,9 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   auto relative = AssignmentSetFromJson(task_with(R"({"image":"busybox","mounts":[{"hostPath":"data","mountPath":"/data"}]})"));
   ASSERT_FALSE(relative.ok());
   EXPECT_THAT(relative.status().message(), HasSubstr("mounts[0].hostPath: must be an absolute path"));
+  auto no_password = AssignmentSetFromJson(task_with(R"({"image":"busybox","registryLogin":{"username":"robot"}})"));
+  ASSERT_FALSE(no_password.ok());
+  EXPECT_THAT(no_password.status().message(), HasSubstr("container.registryLogin"));
 
   StatusReport report;
   report.tasks.push_back({{12, 2, 3}, true, 137, "killed"});

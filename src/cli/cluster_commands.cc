@@ -1,5 +1,5 @@
 // The cluster commands: nodes (list, cordon, uncordon, drain), queues (list,
-// set, delete) and top (the cluster at a glance, refreshed).
+// set, delete; registry logins) and top (the cluster at a glance, refreshed).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -46,6 +46,55 @@ void PrintQueues(const json& answer) {
   table.Print();
 }
 
+void PrintLogins(const json& answer) {
+  Table table({"QUEUE", "REGISTRY", "USERNAME", "SET BY", "UPDATED"});
+  for (const json& l : answer["registryCredentials"]) {
+    table.Add({l["queue"], l["registry"], l["username"], l["updatedBy"], AgeOf(l["updated"].get<std::int64_t>()) + " ago"});
+  }
+  table.Print();
+}
+
+struct LoginArgs {
+  ClientOptions client;
+  std::string queue, registry, username;
+  bool password_stdin = false;
+};
+
+// `queues login`: the password comes from stdin only (its first line), as
+// `docker login --password-stdin` takes it, so that it is in no shell
+// history and no process listing.
+void AddLoginCommands(CLI::App* queues) {
+  auto login = std::make_shared<LoginArgs>();
+  CLI::App* cmd = queues->add_subcommand("login", "Give a queue (and the queues below it) a login to an image registry");
+  AddClientFlags(cmd, &login->client);
+  cmd->add_option("queue", login->queue, "Queue path")->required();
+  cmd->add_option("registry", login->registry, "Registry host[:port], as image references name it")->required();
+  cmd->add_option("-u,--username", login->username, "Registry user")->required();
+  cmd->add_flag("--password-stdin", login->password_stdin, "Read the password (or token) from stdin")->required();
+  cmd->callback([login] {
+    std::string password;
+    std::getline(std::cin, password);
+    if (!password.empty() && password.back() == '\r') password.pop_back();
+    if (password.empty()) Fail(kExitBadInput, "no password on stdin");
+    ApiClient api(login->client);
+    api.Call("PUT", "/v1/registry-credentials/" + net::PercentEncode(login->registry) + "/" + net::PercentEncode(login->queue),
+             json{{"username", login->username}, {"password", password}}.dump());
+    std::cout << "queue " << login->queue << " pulls from " << login->registry << " as " << login->username << "\n";
+  });
+  auto logout = std::make_shared<LoginArgs>();
+  CLI::App* out = queues->add_subcommand("logout", "Remove a queue's login to a registry");
+  AddClientFlags(out, &logout->client);
+  out->add_option("queue", logout->queue, "Queue path")->required();
+  out->add_option("registry", logout->registry, "Registry host[:port]")->required();
+  out->callback([logout] {
+    ApiClient api(logout->client);
+    api.Call("DELETE", "/v1/registry-credentials/" + net::PercentEncode(logout->registry) + "/" + net::PercentEncode(logout->queue));
+    std::cout << "queue " << logout->queue << " no longer logs in to " << logout->registry << "\n";
+  });
+  AddListCommand(*queues, "logins", "List the registry logins of the queues you administer (never their passwords)",
+                 "/v1/registry-credentials", PrintLogins);
+}
+
 struct NodeArgs {
   ClientOptions client;
   std::vector<std::string> names;
@@ -77,6 +126,7 @@ struct QueueArgs {
   double guaranteed = 0, weight = 1;
   double limit = -1, user_limit = -1;
   std::vector<std::string> admins, members;
+  bool require_image = false, allow_root_containers = false;
 };
 
 std::atomic<bool> interrupted{false};
@@ -128,9 +178,15 @@ void AddClusterCommands(CLI::App& app) {
     set_cmd->add_option("--weight", set->weight, "Fair-share weight");
     set_cmd->add_option("--admins", set->admins, "Users who manage this queue and those below it (comma-separated)")->delimiter(',');
     set_cmd->add_option("--members", set->members, "Users who may submit here and below (comma-separated)")->delimiter(',');
+    set_cmd->add_flag("--require-image", set->require_image, "Every task here and below must run from an image");
+    set_cmd->add_flag("--allow-root-containers", set->allow_root_containers, "Containers here and below may run as uid 0");
     set_cmd->callback([set] {
       ApiClient api(set->client);
-      json body = {{"guaranteed", set->guaranteed}, {"weight", set->weight}};
+      // A queue is set whole, as PUT /v1/queues does: what is not given is the default.
+      json body = {{"guaranteed", set->guaranteed},
+                   {"weight", set->weight},
+                   {"requireImage", set->require_image},
+                   {"allowRootContainers", set->allow_root_containers}};
       if (set->limit >= 0) body["limit"] = set->limit;
       if (set->user_limit >= 0) body["userLimit"] = set->user_limit;
       if (!set->admins.empty()) body["admins"] = set->admins;
@@ -147,6 +203,7 @@ void AddClusterCommands(CLI::App& app) {
       api.Call("DELETE", "/v1/queues/" + net::PercentEncode(del->name));
       std::cout << "queue " << del->name << " deleted\n";
     });
+    AddLoginCommands(queues);
   }
   {
     auto args = std::make_shared<ClientOptions>();

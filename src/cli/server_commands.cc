@@ -163,6 +163,8 @@ void AddServerFlags(CLI::App* cmd, ServerArgs* args) {
                   "The most ended jobs kept; beyond it the oldest are forgotten before their retention")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--secret-key-file", args->server.plane.secret_key_file,
+                  "The key that seals secrets in the store, made when missing (default: DATA_DIR/secret.key; every replica of one etcd store needs the same)");
   cmd->add_flag("--quarantine-damaged", args->server.plane.quarantine_damaged,
                 "Start even when the store holds damaged records: each is moved to the quarantine collection and logged "
                 "(default: refuse to start, naming the record)");

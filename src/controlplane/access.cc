@@ -19,12 +19,6 @@ bool Listed(const std::vector<std::string>& names, const std::string& name) {
 
 bool IsAdmin(const auth::Caller& caller) { return caller.Is(auth::Role::kClusterAdmin); }
 
-// "research/nlp" -> "research" -> "".
-std::string Parent(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
 }  // namespace
 
 Result<auth::Caller> ControlPlane::Authenticate(const std::string& authorization, const std::string& claimed_user) {
@@ -74,7 +68,7 @@ Result<auth::TokenRecord> ControlPlane::VerifyToken(const std::string& authoriza
 
 bool ControlPlane::QueueAdmin(const auth::Caller& caller, const std::string& queue) const {
   if (!options_.access.enabled || IsAdmin(caller)) return true;
-  for (std::string path = queue; !path.empty(); path = Parent(path)) {
+  for (std::string path = queue; !path.empty(); path = model::ParentQueuePath(path)) {
     auto it = queue_access_.find(path);
     if (it != queue_access_.end() && Listed(it->second.admins, caller.user)) return true;
   }
@@ -83,7 +77,7 @@ bool ControlPlane::QueueAdmin(const auth::Caller& caller, const std::string& que
 
 bool ControlPlane::QueueMember(const auth::Caller& caller, const std::string& queue) const {
   if (QueueAdmin(caller, queue)) return true;
-  for (std::string path = queue; !path.empty(); path = Parent(path)) {
+  for (std::string path = queue; !path.empty(); path = model::ParentQueuePath(path)) {
     auto it = queue_access_.find(path);
     if (it != queue_access_.end() && Listed(it->second.members, caller.user)) return true;
   }

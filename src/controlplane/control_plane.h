@@ -90,6 +90,9 @@ struct ControlPlaneOptions {
   // Recovery sets damaged records aside (the store's quarantine collection)
   // instead of refusing to start (--quarantine-damaged).
   bool quarantine_damaged = false;
+  // The key that seals secrets in the store (auth/secret_box.h), made at the
+  // first secret; empty: the server keeps none.
+  std::string secret_key_file;
 };
 
 // What `tessera server --check-store` reports: every damaged record as
@@ -172,6 +175,13 @@ class ControlPlane {
   void PutQueue(const auth::Caller& caller, QueueChange change, Done<bool> done);
   void DeleteQueue(const auth::Caller& caller, const std::string& path, Finished done);
 
+  // --- queues' registry logins (registry_credentials.cc) ----------------------------
+  // Sets a queue's login to a registry, for a queue admin; answers whether it is new.
+  void PutRegistryCredential(const auth::Caller& caller, RegistryLogin login, Done<bool> done);
+  // The logins of the queues the caller administers, without their passwords.
+  nlohmann::json ListRegistryCredentials(const auth::Caller& caller);
+  void DeleteRegistryCredential(const auth::Caller& caller, const std::string& queue, const std::string& registry, Finished done);
+
   // --- access (access.cc) ----------------------------------------------------------
   // The caller a request's credentials name: its "Authorization" header, or
   // with access off the user it claims (X-Tessera-User), as a cluster-admin.
@@ -240,6 +250,7 @@ class ControlPlane {
   Status LoadTokens(DamagedRecords& damaged);
   Status LoadAudit(DamagedRecords& damaged);
   Status LoadEvents(DamagedRecords& damaged);
+  Status LoadRegistryCredentials(DamagedRecords& damaged);
   std::int64_t NowMs() const;
   Time NowSeconds() const { return NowMs() / 1000; }
   void EnsureState();  // rebuilds the scheduler's state after nodes or queues changed
@@ -286,6 +297,12 @@ class ControlPlane {
   bool QueueMember(const auth::Caller& caller, const std::string& queue) const; // may submit there
   // Whether the container rule `rule` (model::QueueSpec) is set on queue `path` or a queue above it.
   bool QueueRule(const std::string& path, bool model::QueueSpec::*rule) const;
+  // The login a task of `queue` pulls `image` (canonical) with: its queue's
+  // for the image's registry, or the nearest queue's above it.
+  std::optional<api::ContainerAssignment::Login> RegistryLoginFor(const std::string& queue, const std::string& image) const;
+  void ForgetRegistryCredentials(const std::string& queue);  // a deleted queue's, gathered into writes_
+  // The box that seals secrets, opened (or, with `create`, made) at first use.
+  Result<const auth::SecretBox*> Secrets(bool create);
   // Work of `user` in `queue`: the owner, the queue's admins, cluster admins
   // (and, to see, viewers).
   bool ManagesWorkOf(const auth::Caller& caller, const std::string& user, const std::string& queue) const;
@@ -376,6 +393,8 @@ class ControlPlane {
   std::string step_key_;  // what each run's TESSERA_STEP_SECRET is derived from (kept in the store's meta)
   RendezvousPorts ports_;  // the live runs' MASTER_PORTs, by their rank 0's node
   std::map<std::string, QueueAccess> queue_access_;  // by queue path
+  std::map<std::pair<std::string, std::string>, RegistryCredential> registry_credentials_;  // by queue path and registry
+  std::optional<auth::SecretBox> secrets_;
 
   // Tokens are read on every request: a lock of their own, not mu_.
   mutable std::shared_mutex tokens_mu_;

@@ -107,6 +107,7 @@ std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
         a.interactive_idle_ms = job.interactive_idle_timeout * 1000;
         a.container = ContainerAssignmentOf(group.container);
         a.container.allow_root = QueueRule(record.queue, &model::QueueSpec::allow_root_containers);
+        if (!a.container.image.empty()) a.container.login = RegistryLoginFor(record.queue, a.container.image);
         t.assignment_json = api::Dump(api::ToJson(a));
       }
       out += (first ? "" : ",") + t.assignment_json;

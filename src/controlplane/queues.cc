@@ -82,8 +82,7 @@ void ControlPlane::DeleteQueue(const auth::Caller& caller, const std::string& pa
   const model::QueueId id = state_->queues().Find(path);
   if (!id.valid() || id == state_->queues().root()) return done(NotFound("no queue " + path));
   // Deleting is the parent's business: an admin of the queue alone cannot.
-  const std::size_t slash = path.find_last_of('/');
-  if (!QueueAdmin(caller, slash == std::string::npos ? std::string() : path.substr(0, slash))) {
+  if (!QueueAdmin(caller, model::ParentQueuePath(path))) {
     return done(PermissionDenied(caller.user + " may not delete queue " + path + ": that takes an admin of the queue above it"));
   }
   for (const model::Queue& q : state_->queues().queues()) {
@@ -99,6 +98,7 @@ void ControlPlane::DeleteQueue(const auth::Caller& caller, const std::string& pa
   }
   std::erase_if(queue_specs_, [&](const model::QueueSpec& q) { return q.path == path; });
   queue_access_.erase(path);
+  ForgetRegistryCredentials(path);
   PersistQueues();
   rebuild_needed_ = true;
   Emit("QueueDeleted", -1, "", path);

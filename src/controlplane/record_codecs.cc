@@ -389,6 +389,46 @@ Result<std::pair<UsageKey, Usage>> DecodeUsage(std::string_view key, std::string
   return u;
 }
 
+// --- registry credentials ------------------------------------------------------------
+
+std::string RegistryCredentialKey(const std::string& queue, const std::string& registry) {
+  return api::Dump(json::array({queue, registry}));
+}
+
+std::pair<std::string, std::string> EncodeRegistryCredential(const RegistryCredential& c, const auth::SecretBox& box) {
+  std::string key = RegistryCredentialKey(c.queue, c.registry);
+  std::string sealed = box.Seal(c.password, key);
+  return {std::move(key), api::Dump({{"queue", c.queue},
+                                     {"registry", c.registry},
+                                     {"username", c.username},
+                                     {"sealedPassword", std::move(sealed)},
+                                     {"updatedBy", c.updated_by},
+                                     {"updatedMs", c.updated_ms}})};
+}
+
+Result<RegistryCredential> DecodeRegistryCredential(std::string_view key, std::string_view value, const auth::SecretBox& box) {
+  Result<json> j = ParseObject(value);
+  if (!j.ok()) return j.status();
+  Result<JsonObject> o = JsonObject::Read(*j, "", {"queue", "registry", "username", "sealedPassword", "updatedBy", "updatedMs"},
+                                          {"queue", "registry", "username", "sealedPassword", "updatedBy", "updatedMs"});
+  if (!o.ok()) return o.status();
+  RegistryCredential c;
+  std::string sealed;
+  TESSERA_RETURN_IF_ERROR(o->ReadString("queue", &c.queue));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("registry", &c.registry));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("username", &c.username));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("sealedPassword", &sealed));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("updatedBy", &c.updated_by));
+  TESSERA_RETURN_IF_ERROR(o->ReadInt("updatedMs", &c.updated_ms, 0, kMaxI64));
+  if (RegistryCredentialKey(c.queue, c.registry) != key) return InvalidArgument("key: differs from the record's [queue, registry]");
+  Result<std::string> password = box.Open(sealed, key);
+  if (!password.ok()) {
+    return o->Error("sealedPassword", password.status().message() + " (is the server's secret key the one this store was written with?)");
+  }
+  c.password = std::move(*password);
+  return c;
+}
+
 // --- tokens, audit, events -----------------------------------------------------------
 
 Result<auth::TokenRecord> DecodeToken(std::string_view key, std::string_view value) {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/secret_box.h"
 #include "auth/token.h"
 #include "base/status.h"
 #include "controlplane/event_log.h"
@@ -68,6 +69,13 @@ std::optional<model::JobState> ModelState(std::string_view api_state);
 // --- usage of forgotten jobs (key: [hour, queue, user]) ----------------------
 std::pair<std::string, std::string> EncodeUsage(const UsageKey& key, const Usage& usage);
 Result<std::pair<UsageKey, Usage>> DecodeUsage(std::string_view key, std::string_view value);
+
+// --- registry credentials (key: [queue, registry]) --------------------------
+// The password is sealed under `box`, bound to the record's key: a sealed
+// password copied under another key does not open.
+std::string RegistryCredentialKey(const std::string& queue, const std::string& registry);
+std::pair<std::string, std::string> EncodeRegistryCredential(const RegistryCredential& credential, const auth::SecretBox& box);
+Result<RegistryCredential> DecodeRegistryCredential(std::string_view key, std::string_view value, const auth::SecretBox& box);
 
 // --- tokens, audit, events: their JSON is their types' own -------------------
 // (auth::TokenFromJson, the audit answer, EventFromJson); these read a stored

@@ -121,6 +121,18 @@ struct QueueAccess {
   std::vector<std::string> members;  // users who may submit here (and below)
 };
 
+// A queue's login to a registry (docs/containers.md): handed to the agents
+// that pull the images of the queue's jobs (and of the queues below it) from
+// that registry, never shown through the API, events, logs or the audit.
+struct RegistryCredential {
+  std::string queue;     // its path
+  std::string registry;  // "host[:port]", as in image references
+  std::string username;
+  std::string password;  // here only; the store keeps it sealed (auth/secret_box.h)
+  std::string updated_by;
+  std::int64_t updated_ms = 0;
+};
+
 enum class NodeState { kReady, kLost };
 std::string_view ToString(NodeState state);
 

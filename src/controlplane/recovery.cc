@@ -103,6 +103,7 @@ Status ControlPlane::Load(DamagedRecords& damaged) {
   TESSERA_RETURN_IF_ERROR(LoadUsage(damaged));
   TESSERA_RETURN_IF_ERROR(LoadTokens(damaged));
   TESSERA_RETURN_IF_ERROR(LoadAudit(damaged));
+  TESSERA_RETURN_IF_ERROR(LoadRegistryCredentials(damaged));
   return LoadEvents(damaged);
 }
 
@@ -392,6 +393,29 @@ Status ControlPlane::LoadEvents(DamagedRecords& damaged) {
       continue;
     }
     events_.Restore(std::move(*event));
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::LoadRegistryCredentials(DamagedRecords& damaged) {
+  Result<std::vector<store::Entry>> logins = store_.List(store::Collection::kRegistryCredentials);
+  if (!logins.ok()) return logins.status();
+  damaged.Checked(logins->size());
+  if (logins->empty()) return Status::Ok();  // no key file is needed, nor made
+  Result<const auth::SecretBox*> box = Secrets(/*create=*/false);
+  for (const store::Entry& e : *logins) {
+    Result<RegistryCredential> login =
+        box.ok() ? DecodeRegistryCredential(e.key, e.value, **box) : Result<RegistryCredential>(InvalidArgument("sealedPassword: " + box.status().message()));
+    if (!login.ok()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kRegistryCredentials, e.key, e.value, login.status()));
+      continue;
+    }
+    if (!state_->queues().Find(login->queue).valid()) {
+      TESSERA_RETURN_IF_ERROR(damaged.Found(store::Collection::kRegistryCredentials, e.key, e.value,
+                                            InvalidArgument("queue: no queue " + login->queue + " in the store")));
+      continue;
+    }
+    registry_credentials_[{login->queue, login->registry}] = std::move(*login);
   }
   return Status::Ok();
 }

@@ -114,6 +114,14 @@ struct QueueChange {
 };
 
 // --- access -------------------------------------------------------------------------
+// A queue's registry login to set (PUT /v1/registry-credentials/...).
+struct RegistryLogin {
+  std::string queue;
+  std::string registry;
+  std::string username;
+  std::string password;
+};
+
 struct TokenRequest {
   std::string user;  // empty: the caller's
   auth::Role role = auth::Role::kUser;

@@ -8,6 +8,11 @@
 
 namespace tessera::model {
 
+std::string ParentQueuePath(std::string_view path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
+}
+
 QueueId QueueTree::Add(std::string path, QueueId parent) {
   Queue q;
   q.id = QueueId(static_cast<std::int32_t>(queues_.size()));

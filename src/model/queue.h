@@ -33,6 +33,9 @@ namespace tessera::model {
 
 inline constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max() / 4;
 
+// The path of a queue's parent: "research/nlp" -> "research" -> "" (the root).
+std::string ParentQueuePath(std::string_view path);
+
 struct QueueSpec {
   std::string path;                    // "research/nlp/alice"
   std::int64_t guaranteed_milli = 0;   // GPUs in milli-GPUs

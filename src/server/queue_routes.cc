@@ -1,6 +1,7 @@
 // The queues' routes: list, create or update, delete. A queue's body names
 // its quota in GPUs ("guaranteed", "limit", "userLimit"), its fair-share
-// weight and who administers it and may submit there.
+// weight and who administers it and may submit there. And the queues'
+// registry logins: set (the password goes in, never out), listed, deleted.
 #include <tuple>
 
 #include "api/json_reader.h"
@@ -46,6 +47,17 @@ Result<controlplane::QueueChange> ReadQueueChange(const net::HttpRequest& reques
   return change;
 }
 
+// PUT /v1/registry-credentials/{registry}/{queue*}: {"username", "password"}.
+Result<controlplane::RegistryLogin> ReadRegistryLogin(const net::HttpRequest& request) {
+  json body;
+  Result<api::JsonObject> o = ReadObjectBody(request, body, {"username", "password"});
+  if (!o.ok()) return o.status();
+  controlplane::RegistryLogin login{request.params.at("queue"), request.params.at("registry"), "", ""};
+  TESSERA_RETURN_IF_ERROR(o->ReadString("username", &login.username));
+  TESSERA_RETURN_IF_ERROR(o->ReadString("password", &login.password));
+  return login;
+}
+
 }  // namespace
 
 std::vector<ApiRoute> QueueRoutes(ControlPlane& plane) {
@@ -64,6 +76,24 @@ std::vector<ApiRoute> QueueRoutes(ControlPlane& plane) {
       {"DELETE", "/v1/queues/{path*}", auth::Access::kWrite,
        [p](const ExchangePtr& ex, C caller) {
          p->DeleteQueue(caller, ex->request().params.at("path"), [ex](const Status& status) {
+           ex->Reply(status.ok() ? net::HttpResponse{204, "application/json", "", {}, {}} : StatusResponse(status));
+         });
+       }},
+      {"GET", "/v1/registry-credentials", auth::Access::kRead,
+       [p](const ExchangePtr& ex, C caller) { ex->Reply(JsonResponse(200, p->ListRegistryCredentials(caller))); }},
+      {"PUT", "/v1/registry-credentials/{registry}/{queue*}", auth::Access::kWrite,
+       [p](const ExchangePtr& ex, C caller) {
+         Result<controlplane::RegistryLogin> login = ReadRegistryLogin(ex->request());
+         if (!login.ok()) return ex->Reply(StatusResponse(login.status()));
+         json answer = {{"queue", login->queue}, {"registry", login->registry}, {"username", login->username}};
+         p->PutRegistryCredential(caller, std::move(*login), ReplyWith<bool>(ex, [answer = std::move(answer)](bool created) {
+                                    return JsonResponse(created ? 201 : 200, answer);
+                                  }));
+       }},
+      {"DELETE", "/v1/registry-credentials/{registry}/{queue*}", auth::Access::kWrite,
+       [p](const ExchangePtr& ex, C caller) {
+         const auto& params = ex->request().params;
+         p->DeleteRegistryCredential(caller, params.at("queue"), params.at("registry"), [ex](const Status& status) {
            ex->Reply(status.ok() ? net::HttpResponse{204, "application/json", "", {}, {}} : StatusResponse(status));
          });
        }},

@@ -57,13 +57,22 @@ net::PeerClass IdentifyPeer(const ControlPlane& plane, const net::HttpRequest& r
   return net::PeerClass::kClient;
 }
 
+// What lives in the data directory unless the options say otherwise: task
+// logs and the key that seals the store's secrets.
+void DefaultPaths(ServerOptions& options) {
+  const std::filesystem::path dir(options.data_dir);
+  if (options.plane.log_dir.empty()) options.plane.log_dir = (dir / "logs").string();
+  if (options.plane.secret_key_file.empty()) options.plane.secret_key_file = (dir / "secret.key").string();
+}
+
 }  // namespace
 
-Result<StoreCheck> Server::CheckStore(const ServerOptions& options) {
+Result<StoreCheck> Server::CheckStore(ServerOptions options) {
   Result<std::unique_ptr<store::StateStore>> store = OpenStore(options, /*must_exist=*/true);
   if (!store.ok()) return store.status();
   Result<sched::Scheduler> scheduler = sched::Scheduler::Create(options.plane.scheduler);
   if (!scheduler.ok()) return scheduler.status();
+  DefaultPaths(options);
   ControlPlane plane(options.plane, **store, std::move(*scheduler));
   return plane.CheckStore();
 }
@@ -84,7 +93,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   server->store_description_ = server->store_->Describe();
   Result<sched::Scheduler> scheduler = sched::Scheduler::Create(options.plane.scheduler);
   if (!scheduler.ok()) return scheduler.status();
-  if (options.plane.log_dir.empty()) options.plane.log_dir = (std::filesystem::path(options.data_dir) / "logs").string();
+  DefaultPaths(options);
   server->plane_ = std::make_unique<ControlPlane>(options.plane, *server->store_, std::move(*scheduler));
   if (etcd == nullptr) TESSERA_RETURN_IF_ERROR(server->plane_->Recover());
   Server* self = server.get();

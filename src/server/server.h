@@ -70,7 +70,7 @@ class Server {
   static Result<std::unique_ptr<Server>> Start(ServerOptions options);
   // Reads the store the options name, offline, and reports every damaged
   // record (`tessera server --check-store`); changes nothing.
-  static Result<StoreCheck> CheckStore(const ServerOptions& options);
+  static Result<StoreCheck> CheckStore(ServerOptions options);
   ~Server();
   std::uint16_t port() const { return http_->port(); }
   net::HttpServerStats connection_stats() const { return http_->Stats(); }

@@ -39,6 +39,7 @@ std::string_view ToString(Collection collection) {
     case Collection::kAudit: return "audit";
     case Collection::kUsage: return "usage";
     case Collection::kQuarantine: return "quarantine";
+    case Collection::kRegistryCredentials: return "registry-credentials";
   }
   return "?";
 }

@@ -19,7 +19,8 @@ namespace tessera::store {
 
 // kQuarantine holds records that recovery found damaged and set aside
 // (`tessera server --quarantine-damaged`), keyed "collection/key".
-enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta, kTokens, kAudit, kUsage, kQuarantine };
+// kRegistryCredentials holds queues' registry logins, their passwords sealed.
+enum class Collection { kJobs, kJobSpecs, kNodes, kQueues, kEvents, kMeta, kTokens, kAudit, kUsage, kQuarantine, kRegistryCredentials };
 std::string_view ToString(Collection collection);
 
 struct Mutation {

@@ -6,7 +6,8 @@
 # codes, the image's defaults, pull progress as events, the memory limit
 # inside the container, the checkpoint signal reaching the container's
 # process, a wrong digest and a registry that is down failing with their
-# reasons (and the restart policy applied), and kill -9 of the agent while a
+# reasons (and the restart policy applied), a private registry pulled with
+# the queue's login (whose password shows nowhere), and kill -9 of the agent while a
 # container task and a host task run: both carry on and end once.
 source "$(dirname "$0")/lib.sh" "$1"
 
@@ -22,7 +23,7 @@ layout=$WORK/layout
 "$E2E_DIR/../../scripts/busybox-image.sh" "$layout" 1 --config.user 1000:1000 --config.env IMAGE_VAR=from-image \
   --config.cmd /bin/sh --config.cmd -c --config.cmd 'echo default cmd as $(id -u) with $IMAGE_VAR'
 
-read -r reg_port < <(free_ports 1)
+read -r reg_port private_port < <(free_ports 2)
 registry=127.0.0.1:$reg_port
 printf 'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' "$WORK/registry" "$registry" >"$WORK/registry.yaml"
 start_registry() {
@@ -36,10 +37,22 @@ start_registry
 skopeo copy --quiet --dest-tls-verify=false "oci:$layout:1" "docker://$registry/test/busybox:1"
 log "registry on $registry holds test/busybox:1"
 
+# A private registry: htpasswd (the bcrypt hash of $password, as in node_image_test).
+private=127.0.0.1:$private_port
+password=s3cret-pw
+printf 'alice:%s\n' '$2b$04$Xs31/LE.Hh7XxWihJgWGh.GHnnfnbzZP9yy4RO1K95Y2PUCvRpQsO' >"$WORK/htpasswd"
+printf 'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\nauth:\n  htpasswd:\n    realm: tessera\n    path: %s\n' \
+  "$WORK/private" "$private" "$WORK/htpasswd" >"$WORK/private.yaml"
+docker-registry serve "$WORK/private.yaml" >>"$WORK/private.log" 2>&1 &
+PIDS+=("$!")
+disown "$!"
+wait_until 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://$private/v2/)\" = 401 ]"
+skopeo copy --quiet --dest-tls-verify=false --dest-creds "alice:$password" "oci:$layout:1" "docker://$private/team/busybox:1"
+
 # Whatever happens: containers a killed agent left, and their mounted roots.
 CLEANUPS+=("for c in \$(runc --root $WORK/n1/containers/runc list -q 2>/dev/null); do runc --root $WORK/n1/containers/runc delete --force \$c; done; umount -l $WORK/n1/containers/bundles/*/rootfs 2>/dev/null")
 start_server --heartbeat-timeout 30
-AGENT_CGROUPS=1 start_agent n1 4 --insecure-registry "$registry"
+AGENT_CGROUPS=1 start_agent n1 4 --insecure-registry "$registry" --insecure-registry "$private"
 wait_until 20 nodes_ready 1
 grep -q "containers: runc" "$WORK/n1.log" || fail "the agent should find runc: $(cat "$WORK/n1.log")"
 
@@ -66,6 +79,27 @@ wait_until 10 bash -c "'$TESSERA' logs $default | grep -qx 'default cmd as 1000 
 wait_until 10 bash -c "curl -s $SERVER_URL/v1/nodes/n1 | jq -e '.images[].references | index(\"$registry/test/busybox:1\")' >/dev/null"
 job_json "$default" | jq -r '.events[] | select(.type == "TaskPreparing") | .message' | grep -q "pulling $registry/test/busybox:1" ||
   fail "pull progress should show as events: $(job_json "$default" | jq -c '[.events[] | {type, message}]')"
+
+# The private registry: refused without a login, pulled with the queue's.
+# The password is in no answer, event, log, audit record or stored byte.
+locked=$(job locked "image: $private/team/busybox:1")
+wait_until 60 job_state_is "$locked" failed
+job_field "$locked" '.tasks[0].message' | grep -q "wants credentials.*tessera queues login QUEUE $private" ||
+  fail "a pull without a login should say how to give one: $(job_json "$locked" | jq -c .tasks)"
+echo "$password" | "$TESSERA" queues login default "$private" --username alice --password-stdin >/dev/null
+"$TESSERA" queues logins | grep -q "^default  *$private  *alice " || fail "the login should be listed: $("$TESSERA" queues logins)"
+opened=$(job opened "image: $private/team/busybox:1")
+wait_until 60 job_state_is "$opened" succeeded
+wait_until 10 bash -c "'$TESSERA' logs $opened | grep -qx 'default cmd as 1000 with from-image'"
+for answer in "$("$TESSERA" queues logins -o json)" "$(curl -s "$SERVER_URL/v1/audit")" "$(curl -s "$SERVER_URL/v1/events?since=0")" \
+  "$(job_json "$opened")" "$(job_json "$locked")"; do
+  case "$answer" in *"$password"*) fail "an answer shows the password: $answer" ;; esac
+done
+! grep -rqa -- "$password" "$WORK/server" "$WORK/server.log" "$WORK/n1" "$WORK/n1.log" ||
+  fail "the password is on disk or in a log: $(grep -rla -- "$password" "$WORK/server" "$WORK/server.log" "$WORK/n1" "$WORK/n1.log")"
+"$TESSERA" queues logout default "$private" >/dev/null
+[ "$(curl -s "$SERVER_URL/v1/registry-credentials" | jq '.registryCredentials | length')" = 0 ] || fail "logout should remove the login"
+log "private registry: refused without a login, pulled with the queue's; the password nowhere in sight"
 
 # The task's command, user and mounts; the exit code; a writable layer of its own.
 mkdir -p "$WORK/data" && echo "a dataset" >"$WORK/data/file"
@@ -171,7 +205,7 @@ wait_until 10 test -s "$WORK/data/contained"
 [ "$("$TESSERA" exec "$contained" -- sh -c 'cat /etc/motd; id -u')" = "inside the image
 1000" ] || fail "exec should run inside the container: $("$TESSERA" exec "$contained" -- sh -c 'cat /etc/motd; id -u' 2>&1)"
 kill -9 "${AGENT_PID[n1]}"
-AGENT_CGROUPS=1 start_agent n1 4 --insecure-registry "$registry"
+AGENT_CGROUPS=1 start_agent n1 4 --insecure-registry "$registry" --insecure-registry "$private"
 wait_until 20 bash -c "grep -q 'adopted 2 running tasks' '$WORK/n1.log'"
 touch "$WORK/data/go"
 wait_until 30 job_state_is "$contained" failed

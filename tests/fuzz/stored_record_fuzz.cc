@@ -1,7 +1,8 @@
 // libFuzzer: every decoder of a record the server reads back from its store
-// at recovery (controlplane/record_codecs.h, events, tokens). The first byte
+// at recovery (controlplane/record_codecs.h, events, tokens, registry logins). The first byte
 // picks the key's shape, the rest is the value: a decoder must refuse what it
 // cannot read with a Status, never throw, crash or misread.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,5 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)controlplane::DecodeEvent(key, value);
   (void)controlplane::DecodeToken(key, value);
   (void)controlplane::DecodeAudit(key, value);
+  static const auth::SecretBox box(std::array<unsigned char, auth::SecretBox::kKeyBytes>{});
+  (void)controlplane::DecodeRegistryCredential(key, value, box);
   return 0;
 }

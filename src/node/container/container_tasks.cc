@@ -103,7 +103,9 @@ std::optional<Result<Image>> ContainerTasks::TakeImage(const api::TaskKey& key, 
         Result<ImageReference> ref = model::ParseImageReference(container.image);
         if (!ref.ok()) return Status(ref.status().code(), "image " + container.image + ": " + ref.status().message());
         const PullPolicy policy = model::ParsePullPolicy(container.pull_policy).value_or(PullPolicy::kIfNotPresent);
-        return store->Ensure(*ref, policy, std::nullopt, [&](const PullProgress& p) {
+        std::optional<Credentials> login;
+        if (container.login) login = Credentials{container.login->username, container.login->password};
+        return store->Ensure(*ref, policy, login, [&](const PullProgress& p) {
           std::lock_guard lock(pull->mu);
           pull->progress = ProgressLine(container.image, p);
         });

@@ -285,8 +285,8 @@ Failure ClassifySkopeo(const ImageReference& ref, const std::string& output, con
     return {Unauthenticated(creds ? "pulling " + image + ": registry " + host + " refused the credentials given for user " +
                                         Quoted(creds->username) + said
                                   : "pulling " + image + ": registry " + host +
-                                        " wants credentials for it (or it is not there); give a username and password" +
-                                        said)};
+                                        " wants credentials for it (or it is not there); log the job's queue in to it: tessera queues login QUEUE " +
+                                        host + said)};
   }
   if (Contains(lower, "denied")) {
     return {PermissionDenied("pulling " + image + ": registry " + host +
