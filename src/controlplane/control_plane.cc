@@ -116,6 +116,7 @@ void ControlPlane::EnsureState() {
     const NodeRecord& node = nodes_.at(name);
     const model::NodeId id = *next->cluster().FindNode(name);
     if (node.cordoned || node.state == NodeState::kLost) next->cluster().SetSchedulable(id, false);
+    next->cluster().SetImages(id, ImageKeys(node.images));
     for (const api::GpuInventory& g : node.inventory.gpus) {
       if (!g.healthy || node.unhealthy_gpus.contains(g.index)) next->cluster().SetGpuHealthy(next->cluster().node(id).gpu(g.index), false);
     }

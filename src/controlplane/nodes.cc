@@ -189,7 +189,12 @@ void ControlPlane::ReportStatus(const std::string& name, api::StatusReport repor
     return done(NotFound("node " + name + " was marked lost; register again"));
   }
   node.burst_memory = report.burst_memory;
-  if (report.images) node.images = *report.images;
+  if (report.images) {
+    node.images = std::move(*report.images);
+    const std::vector<std::uint64_t> keys = ImageKeys(node.images);
+    const Result<model::NodeId> id = state_->cluster().FindNode(name);
+    if (id.ok() && keys != state_->cluster().node(*id).images) state_.SetImages(*id, keys);
+  }
   // The latest telemetry replaces the last: a GPU it leaves out has no reading.
   if (!report.gpus.empty()) {
     node.gpu_utilization.clear();

@@ -1,5 +1,7 @@
 #include "controlplane/records.h"
 
+#include <algorithm>
+
 namespace tessera::controlplane {
 
 void StartInSubmitDir(model::Job& job, const std::string& submit_dir) {
@@ -35,6 +37,15 @@ std::string_view ToString(TaskState state) {
     case TaskState::kExited: return "exited";
   }
   return "?";
+}
+
+std::vector<std::uint64_t> ImageKeys(const std::vector<api::CachedImageReport>& images) {
+  std::vector<std::uint64_t> keys;
+  for (const api::CachedImageReport& image : images) {
+    for (const std::string& reference : image.references) keys.push_back(model::ImageKey(reference));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 std::string_view ToString(NodeState state) {

@@ -133,6 +133,9 @@ struct RegistryCredential {
   std::int64_t updated_ms = 0;
 };
 
+// The scheduler's keys (model::ImageKey) of every reference of a node's cached images.
+std::vector<std::uint64_t> ImageKeys(const std::vector<api::CachedImageReport>& images);
+
 enum class NodeState { kReady, kLost };
 std::string_view ToString(NodeState state);
 

@@ -82,6 +82,11 @@ void StateMirror::SetSchedulable(model::NodeId node, bool schedulable) {
   Record([node, schedulable](sched::SchedulerState& s) { s.cluster().SetSchedulable(node, schedulable); });
 }
 
+void StateMirror::SetImages(model::NodeId node, const std::vector<std::uint64_t>& images) {
+  live_->cluster().SetImages(node, images);
+  Record([node, images](sched::SchedulerState& s) { s.cluster().SetImages(node, images); });
+}
+
 std::vector<model::JobId> StateMirror::SetGpuHealthy(model::GpuId gpu, bool healthy) {
   if (!healthy) TouchNode(live_->cluster().gpu(gpu).node);
   Record([gpu, healthy](sched::SchedulerState& s) { s.SetGpuHealthy(gpu, healthy); });

@@ -74,6 +74,8 @@ class StateMirror {
   void SkipIds(model::JobId next);  // the job table's
   model::JobId CancelUnstarted(model::JobId parent, std::int32_t position);
   void SetSchedulable(model::NodeId node, bool schedulable);
+  // Not a conflict either: which images a node holds only orders placement.
+  void SetImages(model::NodeId node, const std::vector<std::uint64_t>& images);
   std::vector<model::JobId> SetGpuHealthy(model::GpuId gpu, bool healthy);
 
   // --- the cycle ----------------------------------------------------------------

@@ -299,6 +299,11 @@ void Cluster::SetSchedulable(NodeId id, bool schedulable) {
   Reindex(node);
 }
 
+void Cluster::SetImages(NodeId id, std::vector<std::uint64_t> images) {
+  std::sort(images.begin(), images.end());
+  nodes_[id.index()].images = std::move(images);
+}
+
 void Cluster::RefreshGpu(Gpu& gpu, Node& node) {
   const std::uint64_t bit = std::uint64_t{1} << gpu.local_index;
   node.free_mask = gpu.whole_free() ? (node.free_mask | bit) : (node.free_mask & ~bit);

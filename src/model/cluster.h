@@ -17,6 +17,7 @@
 // a cluster has at most 64 GPU models (a task's accepted models are a mask).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -108,12 +109,14 @@ struct Node {
   std::int64_t used_cpu = 0;
   std::int64_t used_memory = 0;
   bool schedulable = true;      // false when cordoned or lost
+  std::vector<std::uint64_t> images;  // ImageKeys of the images cached on it, sorted (as its agent last said)
   std::uint64_t free_mask = 0;  // bit i: GPU first_gpu+i is healthy and wholly free
   // Index bookkeeping (owned by Cluster).
   std::int32_t indexed_free = -1;  // bucket the node is filed under; -1 when not indexed
   std::int32_t bucket_pos = -1;
 
   std::int32_t free_gpus() const { return std::popcount(free_mask); }
+  bool Holds(std::uint64_t image) const { return image != 0 && std::binary_search(images.begin(), images.end(), image); }
   bool Offers(GpuSharing mode) const { return sharing.Has(mode); }
   std::int64_t free_cpu() const { return cpu_milli - used_cpu; }
   std::int64_t free_memory() const { return memory - used_memory; }
@@ -210,6 +213,8 @@ class Cluster {
   void Release(const TaskPlacement& task) { Apply(task, -1); }
   void SetGpuHealthy(GpuId gpu, bool healthy);
   void SetSchedulable(NodeId node, bool schedulable);
+  // The images the node holds now (any order): a preference of placement only.
+  void SetImages(NodeId node, std::vector<std::uint64_t> images);
 
   // Recomputes every index from the raw state and returns what disagrees; used
   // by the invariant checker. Empty when the indexes are exact.

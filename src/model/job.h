@@ -49,6 +49,9 @@ struct TaskRequest {
   // With sharing kMig: the profile of the one MIG device it asks for
   // (model/mig.h); gpu_milli and gpu_memory are then the profile's.
   std::string mig_profile;
+  // The ImageKey of the image its task runs from (task_container.h); 0: a
+  // host process. Nodes that hold the image are preferred, never required.
+  std::uint64_t image = 0;
 
   bool Accepts(GpuModelId model) const { return models == 0 || (models >> model.value() & 1); }
 

@@ -20,6 +20,12 @@ enum class PullPolicy {
 std::string_view ToString(PullPolicy policy);
 std::optional<PullPolicy> ParsePullPolicy(std::string_view name);
 
+// What the scheduler knows an image by: a 64-bit hash (FNV-1a) of its
+// canonical reference, never 0. Nodes list the keys of the images they hold;
+// placement prefers them for a task of that image (a pull saved). A rare
+// collision only misplaces that preference.
+std::uint64_t ImageKey(std::string_view canonical_reference);
+
 // A path of the node bound into the container (a dataset, the checkpoint
 // directory): read-only unless the spec says otherwise.
 struct HostMount {

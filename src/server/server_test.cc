@@ -187,6 +187,29 @@ TEST_F(ServerTest, AMigTaskHoldsADeviceOfItsProfileAndKeepsItAcrossARestart) {
               HasSubstr("gpus and mig exclude each other"));
 }
 
+// Placement prefers a node whose agent reported the job's image in its
+// cache; the queue's registry login goes to the agent in the assignment.
+TEST_F(ServerTest, AContainerJobPrefersTheNodeThatHoldsItsImageAndGetsItsQueuesLogin) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
+  Call("POST", "/v1/nodes/n2/register", Inventory("n2", 4).dump());
+  const json images = {{"images", {{{"references", {"127.0.0.1:5000/ml/train:v1"}}, {"digest", "sha256:" + std::string(64, 'a')}, {"sizeBytes", 1 << 20}}}}};
+  Call("POST", "/v1/nodes/n2/status", images.dump());
+  Call("PUT", "/v1/registry-credentials/127.0.0.1:5000/default", R"({"username": "robot", "password": "s3cret"})", 201);
+  const auto submit = [&](const std::string& image) {
+    return Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: c}\nspec: {tasks: [{name: m, image: '" + image +
+                "', resources: {gpus: 4}}]}\n", 201, "application/yaml")["jobs"][0]["id"].get<int>();
+  };
+  // Both nodes are empty: without the image n1 (the first) would be chosen.
+  const int cached = submit("127.0.0.1:5000/ml/train:v1");
+  EXPECT_EQ(AwaitJob(cached, "starting")["tasks"][0]["node"], "n2");
+  const json set = AwaitAssignments("n2", 1);
+  EXPECT_EQ(set["tasks"][0]["container"]["registryLogin"], json({{"username", "robot"}, {"password", "s3cret"}}));
+  const int other = submit("ghcr.io/acme/other:1");
+  EXPECT_EQ(AwaitJob(other, "starting")["tasks"][0]["node"], "n1");
+  EXPECT_FALSE(AwaitAssignments("n1", 1)["tasks"][0]["container"].contains("registryLogin"));  // no login for ghcr.io
+  EXPECT_EQ(Call("GET", "/v1/jobs/" + std::to_string(cached)).dump().find("s3cret"), std::string::npos);
+}
+
 TEST_F(ServerTest, TasksLandInsideTheNvlinkDomainsTheAgentFound) {
   json inventory = Inventory("n1", 4);
   for (int i = 0; i < 4; ++i) inventory["gpus"][i]["nvlinkDomain"] = i % 2;

@@ -251,6 +251,7 @@ class JobParser {
       return task->Get("workingDir")->Error("must be an absolute path, got '" + group.working_dir + "'");
     }
     TESSERA_RETURN_IF_ERROR(ParseTaskContainer(*task, &group.container));
+    if (group.container.enabled()) group.request.image = model::ImageKey(group.container.image);
     if (const std::optional<YamlValue> env = task->Find("env")) {
       Result<YamlMap> vars = YamlMap::Read(*env);
       if (!vars.ok()) return vars.status();

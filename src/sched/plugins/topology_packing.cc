@@ -20,6 +20,9 @@ using model::TopologyLevel;
 
 constexpr std::uint64_t kAllGpus = ~std::uint64_t{0};
 constexpr int kSharedGpuScanLimit = 128;  // shared GPUs examined per fraction before opening a whole one
+// Nodes of the best-fitting size examined, past the first usable one, for
+// one that holds the task's image.
+constexpr int kImageScanLimit = 64;
 
 // A topology domain a gang is confined to. A node-local NVLink domain is a
 // node plus the mask of its GPUs in that domain.
@@ -157,32 +160,43 @@ bool Attempt::Usable(const Node& node, const TaskRequest& r, const Domain& domai
   return InDomain(node, domain);
 }
 
-// Best fit among the nodes of a pool's buckets: the fewest free GPUs that hold `gpus`.
+// Best fit among the nodes of a pool's buckets: the fewest free GPUs that
+// hold `gpus`; of those, one that holds the task's image when one is among
+// the next kImageScanLimit nodes of that size.
 const Node* Attempt::BestInBuckets(const TaskRequest& r, int gpus, const Domain& domain) const {
-  const Node* found = nullptr;
-  for (int k = gpus; k <= cluster_.max_gpus_per_node() && !found; ++k) {
+  const Node* fallback = nullptr;
+  const Node* holder = nullptr;
+  int scanned = 0;  // nodes examined after the fallback was found
+  for (int k = gpus; k <= cluster_.max_gpus_per_node() && !fallback && !holder; ++k) {
     ForEachPool(r, [&](const model::PoolIndex& pool) {
-      if (found) return;
       for (NodeId id : pool.buckets[k]) {
+        if (holder || (fallback && (r.image == 0 || ++scanned > kImageScanLimit))) return;
         const Node& node = cluster_.node(id);
-        if (Usable(node, r, domain)) {
-          found = &node;
-          return;
+        if (!Usable(node, r, domain)) continue;
+        if (node.Holds(r.image)) {
+          holder = &node;
+        } else if (!fallback) {
+          fallback = &node;
         }
       }
     });
   }
-  return found;
+  return holder ? holder : fallback;
 }
 
+// Best fit in the group; between nodes as full, one that holds the task's image.
 const Node* Attempt::BestInGroup(const TaskRequest& r, int gpus, const Domain& domain) const {
   const Node* best = nullptr;
+  bool best_holds = false;
   for (NodeId id : cluster_.Group(domain.level, domain.group).nodes) {
     const Node& node = cluster_.node(id);
-    if (node.indexed_free < gpus || (best && node.indexed_free >= best->indexed_free)) continue;
+    if (node.indexed_free < gpus) continue;
+    const bool holds = node.Holds(r.image);
+    if (best && (node.indexed_free > best->indexed_free || (node.indexed_free == best->indexed_free && (best_holds || !holds)))) continue;
     if (!Usable(node, r, domain)) continue;
     best = &node;
-    if (node.indexed_free == gpus) break;
+    best_holds = holds;
+    if (node.indexed_free == gpus && (r.image == 0 || holds)) break;
   }
   return best;
 }
@@ -370,6 +384,14 @@ std::vector<Domain> Attempt::Candidates(Tier tier) const {
             }
           }
         }
+      });
+    }
+    // Between nodes as full, those that hold the gang's image first.
+    if (const std::uint64_t image = job_.groups.front().request.image; image != 0) {
+      std::stable_sort(domains.begin(), domains.end(), [&](const Domain& a, const Domain& b) {
+        const Node& na = cluster_.node(NodeId(a.group));
+        const Node& nb = cluster_.node(NodeId(b.group));
+        return na.indexed_free != nb.indexed_free ? na.indexed_free < nb.indexed_free : na.Holds(image) && !nb.Holds(image);
       });
     }
     return domains;

@@ -23,6 +23,11 @@
 //     NVLink domain (then NUMA socket) with the fewest free GPUs that holds it.
 //     Every task is applied to the cluster tentatively so the next one sees it;
 //     a gang that does not fit is undone completely.
+//   * A task that runs from an image prefers, between nodes that fit it
+//     equally well, one that holds the image (a pull saved): a tie-break, so
+//     it never costs a tighter domain or a better fit and never makes a task
+//     wait. Among the nodes of one bucket it looks at most kImageScanLimit
+//     past the first that fits.
 //   * A fraction of a GPU goes best-fit onto an already shared GPU (fewest free
 //     milli-GPUs that still hold it, enough free memory); only when none fits
 //     does it open a whole GPU, on the node with the fewest free GPUs. So

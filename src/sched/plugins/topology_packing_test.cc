@@ -165,6 +165,52 @@ TEST_F(TopologyPackingTest, SmallTaskBestFitsTheFullerNvlinkDomain) {
 
 // --- fractions ------------------------------------------------------------------
 
+// --- image locality: a tie-break between nodes that fit equally well ----------
+
+constexpr std::uint64_t kImage = 0x1234;
+
+model::Job WithImage(model::Job job) {
+  for (model::TaskGroup& g : job.groups) g.request.image = kImage;
+  return job;
+}
+
+TEST_F(TopologyPackingTest, ATaskGoesToANodeThatHoldsItsImageAmongThoseAsFull) {
+  model::Cluster cluster = MakeCluster(4, 8);
+  cluster.SetImages(model::NodeId(2), {99, kImage});
+  ASSERT_TRUE(Place(WithImage(MakeJob({.gpu_milli = 1000})), cluster));
+  EXPECT_EQ(out_[0].node.value(), 2);
+  ASSERT_TRUE(Place(MakeJob({.gpu_milli = 1000}), cluster));  // no image: the first of the bucket
+  EXPECT_EQ(out_[0].node.value(), 0);
+
+  // Never at the cost of a worse fit: n0, fuller, wins over the holder.
+  cluster.Allocate(WholeGpus(cluster, 0, {0, 1, 2, 3}));
+  ASSERT_TRUE(Place(WithImage(MakeJob({.gpu_milli = 1000})), cluster));
+  EXPECT_EQ(out_[0].node.value(), 0);
+  // Never a constraint: with the holder full, the task goes elsewhere.
+  cluster.Allocate(WholeGpus(cluster, 2, {0, 1, 2, 3, 4, 5, 6, 7}));
+  ASSERT_TRUE(Place(WithImage(MakeJob({.gpu_milli = 8000})), cluster));
+  EXPECT_NE(out_[0].node.value(), 2);
+}
+
+TEST_F(TopologyPackingTest, AGangInsideOneNodePrefersTheNodeThatHoldsItsImage) {
+  model::Cluster cluster = MakeCluster(4, 8);
+  cluster.SetImages(model::NodeId(3), {kImage});
+  ASSERT_TRUE(Place(WithImage(MakeJob({.gpu_milli = 2000, .replicas = 2})), cluster));
+  EXPECT_EQ(NodesOf(out_), std::set<std::int32_t>{3});
+}
+
+TEST_F(TopologyPackingTest, AGangAcrossNodesPrefersTheHoldersInsideItsLeaf) {
+  model::Cluster cluster = MakeCluster(6, 8, 3);  // leaves {n0, n1, n2} and {n3, n4, n5}
+  cluster.SetImages(model::NodeId(1), {kImage});
+  cluster.SetImages(model::NodeId(2), {kImage});
+  cluster.SetImages(model::NodeId(4), {kImage});
+  const model::Job gang = MakeJob({.gpu_milli = 8000, .replicas = 2, .topology = {TopologyLevel::kLeaf, true}});
+  ASSERT_TRUE(Place(WithImage(gang), cluster));
+  EXPECT_EQ(NodesOf(out_), (std::set<std::int32_t>{1, 2}));
+  ASSERT_TRUE(Place(gang, cluster));
+  EXPECT_EQ(NodesOf(out_), (std::set<std::int32_t>{0, 1}));
+}
+
 TEST_F(TopologyPackingTest, FractionJoinsASharedGpuRatherThanAFreeOne) {
   model::Cluster cluster = MakeCluster(2, 2);
   cluster.Allocate(GpuFraction(cluster, 1, 1, 500, 10 * kGiB));
