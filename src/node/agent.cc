@@ -86,6 +86,7 @@ struct LocalTask {
   // A container task's image, leased while the task lives; or why it could not be had.
   std::optional<Image> image;
   std::string image_error;
+  SharedGpus::NodePaths shared_paths;  // what its GPU sharing mode uses on the node (a container binds them in)
 };
 
 }  // namespace
@@ -780,7 +781,8 @@ class Agent::Impl {
     spec.cpu_milli = a.cpu_milli;
     spec.memory_bytes = a.memory;
     spec.cgroup_name = CgroupName(a.key);
-    const Status shared = sharing_->Prepare(a, spec.env);
+    t.shared_paths = {};
+    const Status shared = sharing_->Prepare(a, spec.env, &t.shared_paths);
     return shared.ok() ? shared : Status(shared.code(), "cannot share the GPU: " + shared.message());
   }
 
@@ -835,6 +837,9 @@ class Agent::Impl {
     process.hostname = options_.name;
     if (limits) process.cgroups_path = cgroups_->RuntimePath(spec.cgroup_name);
     process.node_paths = {process.env["TESSERA_CHECKPOINT_DIR"], fs::path(t.progress_file).parent_path().string()};
+    // GPU sharing works inside: the vGPU shim and its ledgers, the MPS daemon's pipes.
+    process.node_paths.insert(process.node_paths.end(), t.shared_paths.writable.begin(), t.shared_paths.writable.end());
+    process.node_files = t.shared_paths.read_only;
     Result<ContainerEdits> gpus = GpuEdits(a, process.env);
     if (!gpus.ok()) return Status(gpus.status().code(), "cannot give the container its GPUs: " + gpus.status().message());
     process.gpus = std::move(*gpus);

@@ -188,6 +188,8 @@ std::unique_ptr<MemoryLedger> MemoryLedger::Open(const std::string& path, std::i
   fstat(fd, &st);
   const std::size_t size = sizeof(Layout);
   const bool fresh = static_cast<std::size_t>(st.st_size) < size;
+  // Every task on the GPU maps it, whatever user its container runs as.
+  if (fresh) (void)fchmod(fd, 0666);
   if (fresh && ftruncate(fd, static_cast<off_t>(size)) != 0) {
     ::close(fd);
     return fail("cannot size the vGPU memory ledger");

@@ -101,6 +101,27 @@ done
 [ "$(curl -s "$SERVER_URL/v1/registry-credentials" | jq '.registryCredentials | length')" = 0 ] || fail "logout should remove the login"
 log "private registry: refused without a login, pulled with the queue's; the password nowhere in sight"
 
+# GPU sharing inside: a vGPU fraction in a container, as the image's user, is
+# held to its cap by the shim the agent binds in. The probe links glibc, so
+# the node's libraries are mounted (a CUDA image brings its own).
+BIN=$(dirname "$TESSERA")
+if [ -x "$BIN/tessera-vgpu-probe" ] && [ -f "$BIN/vgpu-standin/libcuda.so.1" ]; then
+  GiB=1073741824
+  vgpu=$(job vgpu "image: $registry/test/busybox:1
+resources: {gpus: 0.5, gpuMemory: 4Gi}
+mounts: [{hostPath: /lib, mountPath: /lib}, {hostPath: /lib64, mountPath: /lib64}, {hostPath: /usr/lib, mountPath: /usr/lib}, {hostPath: $BIN, mountPath: $BIN}]
+env: {LD_LIBRARY_PATH: $BIN/vgpu-standin}
+command: [sh, -c, 'id -u; $BIN/tessera-vgpu-probe info && $BIN/tessera-vgpu-probe alloc $GiB --count 10']")
+  wait_until 60 job_state_is "$vgpu" succeeded
+  out=$("$TESSERA" logs "$vgpu")
+  echo "$out" | head -1 | grep -qx 1000 || fail "the vGPU container should run as the image's user: $out"
+  echo "$out" | grep -q "total=$((4 * GiB)) free=$((4 * GiB))" || fail "the container should see its 4 GiB vGPU: $out $("$TESSERA" logs --stderr "$vgpu")"
+  echo "$out" | grep -q "allocated=$((4 * GiB)) chunks=4 result=2" || fail "allocation inside the container should stop at the cap: $out"
+  log "a vGPU fraction in a container was held to its 4 GiB cap"
+else
+  log "SKIP the vGPU container: the probe and the stand-in driver are not built"
+fi
+
 # The task's command, user and mounts; the exit code; a writable layer of its own.
 mkdir -p "$WORK/data" && echo "a dataset" >"$WORK/data/file"
 chmod 1777 "$WORK/data"  # the image's user, 1000, writes here where a mount says so

@@ -183,6 +183,7 @@ Result<std::vector<std::string>> ContainerTasks::Prepare(const api::TaskKey& key
     spec.mounts.push_back({m.host_path, m.mount_path, m.read_only});
   }
   for (const std::string& path : process.node_paths) spec.mounts.push_back({path, path, false});
+  for (const std::string& path : process.node_files) spec.mounts.push_back({path, path, true});
   spec.mounts.insert(spec.mounts.end(), process.gpus.mounts.begin(), process.gpus.mounts.end());
   spec.devices = process.gpus.device_nodes;
   spec.hooks = process.gpus.hooks;

@@ -53,8 +53,10 @@ struct ContainerProcess {
   std::string hostname;
   std::string cgroups_path;                 // Cgroups::RuntimePath; empty: runc's own choice
   // Node paths the task's environment names (its checkpoint directory, its
-  // progress files), bound at the same path and writable.
+  // progress files, a shared GPU's ledgers or MPS pipes), bound at the same
+  // path and writable; and those bound read-only (the vGPU shim).
   std::vector<std::string> node_paths;
+  std::vector<std::string> node_files;
   // The CDI edits of the task's GPUs (node/container/cdi.h): device nodes,
   // driver mounts, environment (under the task's own), hooks.
   ContainerEdits gpus;

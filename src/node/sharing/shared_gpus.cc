@@ -33,8 +33,11 @@ Result<std::unique_ptr<SharedGpus>> SharedGpus::Create(const SharingOptions& opt
   std::unique_ptr<SharedGpus> shared(new SharedGpus());
   shared->gpus_ = std::move(gpus);
   shared->max_burst_ = options.max_burst;
-  shared->ledger_dir_ = (fs::path(options.data_dir) / "vgpu").string();
-  shared->vgpu_library_ = options.vgpu_library.empty() ? BesideThisProgram("libtessera-vgpu.so") : options.vgpu_library;
+  // Absolute: tasks (and containers) start elsewhere than the agent.
+  std::error_code ec;
+  const fs::path data_dir = fs::absolute(options.data_dir, ec);
+  shared->ledger_dir_ = (data_dir / "vgpu").string();
+  shared->vgpu_library_ = fs::absolute(options.vgpu_library.empty() ? BesideThisProgram("libtessera-vgpu.so") : options.vgpu_library, ec).string();
   const std::optional<std::string> mps_control = MpsDaemons::FindControl();
 
   model::GpuSharingSet wanted = model::kDefaultGpuSharing;
@@ -56,7 +59,7 @@ Result<std::unique_ptr<SharedGpus>> SharedGpus::Create(const SharingOptions& opt
     if (!mps_control) {
       return Status(StatusCode::kFailedPrecondition, "--gpu-sharing asks for mps, but nvidia-cuda-mps-control is not on PATH");
     }
-    shared->mps_ = std::make_unique<MpsDaemons>(*mps_control, fs::path(options.data_dir) / "mps");
+    shared->mps_ = std::make_unique<MpsDaemons>(*mps_control, data_dir / "mps");
   }
   if (shared->gpus_.empty()) wanted = {};
   for (const model::GpuSharing mode : model::kAllGpuSharing) {
@@ -104,7 +107,9 @@ vgpu::MemoryLedger* SharedGpus::Ledger(std::int32_t gpu, std::string* error) {
   return ledgers_.contains(gpu) ? ledgers_[gpu].get() : nullptr;
 }
 
-Status SharedGpus::Prepare(const api::Assignment& a, std::map<std::string, std::string>& env) {
+Status SharedGpus::Prepare(const api::Assignment& a, std::map<std::string, std::string>& env, NodePaths* paths) {
+  NodePaths ignored;
+  NodePaths& out = paths != nullptr ? *paths : ignored;
   const std::string mode = FractionMode(a);
   if (mode.empty()) return Status::Ok();
   if (mode == "mig") {
@@ -132,12 +137,16 @@ Status SharedGpus::Prepare(const api::Assignment& a, std::map<std::string, std::
     env["TESSERA_VGPU_BURST_LIMIT"] = std::to_string(a.gpu_memory_burst);
     env["TESSERA_VGPU_COMPUTE_PERCENT"] = percent;
     env["TESSERA_VGPU_NVML_INDICES"] = Join(a.gpus, ',');
+    out.read_only.push_back(vgpu_library_);
+    out.writable.push_back(ledger_dir_);
   } else if (mode == "mps") {
     const SharedGpu* facts = Find(gpu);
-    Result<MpsDaemons::Paths> paths = mps_->Ensure(gpu, facts ? facts->uuid : "");
-    if (!paths.ok()) return paths.status();
-    env["CUDA_MPS_PIPE_DIRECTORY"] = paths->pipe_dir;
-    env["CUDA_MPS_LOG_DIRECTORY"] = paths->log_dir;
+    Result<MpsDaemons::Paths> daemon = mps_->Ensure(gpu, facts ? facts->uuid : "");
+    if (!daemon.ok()) return daemon.status();
+    env["CUDA_MPS_PIPE_DIRECTORY"] = daemon->pipe_dir;
+    env["CUDA_MPS_LOG_DIRECTORY"] = daemon->log_dir;
+    out.writable.push_back(daemon->pipe_dir);
+    out.writable.push_back(daemon->log_dir);
     env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = percent;
     // The client sees only its daemon's GPU, as device 0.
     env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = "0=" + std::to_string(std::max<std::int64_t>(1, a.gpu_memory >> 20)) + "M";

@@ -48,8 +48,16 @@ class SharedGpus {
 
   const std::vector<std::string>& modes() const { return modes_; }
 
-  // Adds what the task's sharing mode needs to its environment. Whole-GPU tasks need nothing.
-  Status Prepare(const api::Assignment& a, std::map<std::string, std::string>& env);
+  // The node's files a task's sharing mode uses, by absolute path: what a
+  // container must see at the same paths (the vGPU shim; its ledgers, the
+  // MPS daemon's pipes and logs).
+  struct NodePaths {
+    std::vector<std::string> read_only;
+    std::vector<std::string> writable;
+  };
+  // Adds what the task's sharing mode needs to its environment, and the
+  // node's paths it names to `paths`. Whole-GPU tasks need nothing.
+  Status Prepare(const api::Assignment& a, std::map<std::string, std::string>& env, NodePaths* paths = nullptr);
   // The task has ended: its ledger entries go.
   void Release(const api::Assignment& a);
 

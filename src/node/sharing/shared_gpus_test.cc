@@ -101,7 +101,13 @@ TEST_F(SharedGpusTest, AVgpuTaskGetsTheShimAndItsLimits) {
   std::vector<std::string> findings;
   auto shared = Make("vgpu", &findings);
   std::map<std::string, std::string> env{{"LD_PRELOAD", "libmine.so"}};
-  ASSERT_TRUE(shared->Prepare(Fraction("vgpu", 1), env).ok());
+  SharedGpus::NodePaths paths;
+  ASSERT_TRUE(shared->Prepare(Fraction("vgpu", 1), env, &paths).ok());
+  // What a container must see: the shim read-only, the ledgers writable, by absolute path.
+  EXPECT_EQ(paths.read_only, std::vector<std::string>{shim_});
+  ASSERT_EQ(paths.writable.size(), 1u);
+  EXPECT_TRUE(fs::path(paths.writable[0]).is_absolute()) << paths.writable[0];
+  EXPECT_EQ(fs::path(env["TESSERA_VGPU_LEDGERS"]).parent_path(), fs::path(paths.writable[0]));
   EXPECT_EQ(env["LD_PRELOAD"], shim_ + " libmine.so") << "the shim first, the task's own preload kept";
   EXPECT_EQ(env["TESSERA_VGPU_TASK"], "7.2.1");
   EXPECT_EQ(env["TESSERA_VGPU_MEMORY_LIMIT"], std::to_string(20 * kGiB));
@@ -121,7 +127,10 @@ TEST_F(SharedGpusTest, AnMpsTaskGetsItsDaemonAndShare) {
   auto shared = Make("mps", &findings);
   std::map<std::string, std::string> env;
   ASSERT_TRUE(shared->Prepare(Fraction("mps", 1), env).ok());
-  ASSERT_TRUE(shared->Prepare(Fraction("mps", 1), env).ok());
+  SharedGpus::NodePaths paths;
+  ASSERT_TRUE(shared->Prepare(Fraction("mps", 1), env, &paths).ok());
+  EXPECT_EQ(paths.writable, (std::vector<std::string>{env["CUDA_MPS_PIPE_DIRECTORY"], env["CUDA_MPS_LOG_DIRECTORY"]}));
+  EXPECT_TRUE(paths.read_only.empty());
   EXPECT_EQ(env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
   EXPECT_EQ(env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=20480M");
   EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "GPU-bbbb");
