@@ -123,11 +123,12 @@ json ContainerJson(const ContainerAssignment& c) {
   if (c.gid >= 0) out["gid"] = c.gid;
   if (c.allow_root) out["allowRoot"] = true;
   if (c.login) out["registryLogin"] = {{"username", c.login->username}, {"password", c.login->password}};
+  if (c.network) out["network"] = {{"vni", c.network->vni}, {"nodes", c.network->nodes}, {"index", c.network->index}};
   return out;
 }
 
 Result<ContainerAssignment> ContainerFromJson(const json& value, const std::string& path) {
-  Result<JsonObject> o = JsonObject::Read(value, path, {"image", "pullPolicy", "mounts", "shmBytes", "uid", "gid", "allowRoot", "registryLogin"},
+  Result<JsonObject> o = JsonObject::Read(value, path, {"image", "pullPolicy", "mounts", "shmBytes", "uid", "gid", "allowRoot", "registryLogin", "network"},
                                           {"image"});
   if (!o.ok()) return o.status();
   ContainerAssignment c;
@@ -148,6 +149,15 @@ Result<ContainerAssignment> ContainerFromJson(const json& value, const std::stri
     TESSERA_RETURN_IF_ERROR(l->ReadString("username", &login.username));
     TESSERA_RETURN_IF_ERROR(l->ReadString("password", &login.password));
     c.login = std::move(login);
+  }
+  if (o->Has("network")) {
+    Result<JsonObject> n = JsonObject::Read(o->Raw("network"), o->Path("network"), {"vni", "nodes", "index"}, {"vni", "nodes", "index"});
+    if (!n.ok()) return n.status();
+    ContainerAssignment::Network network;
+    TESSERA_RETURN_IF_ERROR(n->ReadInt("vni", &network.vni, 1, (1 << 24) - 1));
+    TESSERA_RETURN_IF_ERROR(n->ReadStringList("nodes", &network.nodes));
+    TESSERA_RETURN_IF_ERROR(n->ReadInt32("index", &network.index, 0, static_cast<std::int64_t>(network.nodes.size()) - 1));
+    c.network = std::move(network);
   }
   if (o->Has("mounts")) {
     auto items = o->Items("mounts");

@@ -81,6 +81,14 @@ struct ContainerAssignment {
   struct Login {
     std::string username, password;
   };
+  // spec.network: isolated. The run's nodes (their addresses, rank 0's
+  // first) join one overlay that only the run's containers are on; this
+  // task's node is nodes[index]. vni names the overlay on the wire.
+  struct Network {
+    std::int64_t vni = 0;
+    std::vector<std::string> nodes;
+    std::int32_t index = 0;
+  };
   std::string image;  // a canonical reference
   std::string pull_policy = "IfNotPresent";  // or "Always", "Never"
   std::vector<Mount> mounts;
@@ -88,6 +96,7 @@ struct ContainerAssignment {
   std::int64_t uid = -1, gid = -1;  // -1: the image's user
   bool allow_root = false;  // the job's queue lets a container run as uid 0
   std::optional<Login> login;
+  std::optional<Network> network;  // absent: the host's network
 };
 
 struct Assignment {

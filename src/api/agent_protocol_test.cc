@@ -61,6 +61,7 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   a.container.gid = 100;
   a.container.allow_root = true;
   a.container.login = ContainerAssignment::Login{"robot", "s3cret"};
+  a.container.network = ContainerAssignment::Network{4242, {"10.0.0.1", "10.0.0.2"}, 1};
   set.tasks.push_back(a);
   Assignment host;
   host.key = {13, 1, 0};
@@ -86,6 +87,10 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   ASSERT_TRUE(c.login.has_value());
   EXPECT_EQ(c.login->username, "robot");
   EXPECT_EQ(c.login->password, "s3cret");
+  ASSERT_TRUE(c.network.has_value());
+  EXPECT_EQ(c.network->vni, 4242);
+  EXPECT_EQ(c.network->nodes, (std::vector<std::string>{"10.0.0.1", "10.0.0.2"}));
+  EXPECT_EQ(c.network->index, 1);
   EXPECT_TRUE(back->tasks[1].container.image.empty());  // a host process
   EXPECT_EQ(back->tasks[1].container.uid, -1);
   EXPECT_FALSE(back->tasks[1].container.login.has_value());
@@ -101,6 +106,9 @@ TEST(AgentProtocolTest, AssignmentsAndReportsRoundTrip) {
   auto no_password = AssignmentSetFromJson(task_with(R"({"image":"busybox","registryLogin":{"username":"robot"}})"));
   ASSERT_FALSE(no_password.ok());
   EXPECT_THAT(no_password.status().message(), HasSubstr("container.registryLogin"));
+  auto outside = AssignmentSetFromJson(task_with(R"({"image":"busybox","network":{"vni":7,"nodes":["10.0.0.1"],"index":1}})"));
+  ASSERT_FALSE(outside.ok());
+  EXPECT_THAT(outside.status().message(), HasSubstr("container.network.index"));
 
   StatusReport report;
   report.tasks.push_back({{12, 2, 3}, true, 137, "killed"});

@@ -182,6 +182,9 @@ struct alignas(64) Job {
   // runs on a terminal for `tessera attach` and ends after this long unused;
   // 0: a batch job.
   Seconds interactive_idle_timeout = 0;
+  // spec.network (docs/containers.md): the host's network (what NCCL and
+  // RDMA need), or a network of the job's own that only its tasks reach.
+  bool isolated_network = false;
   // The true run time, known only in simulation. Only plugins registered as
   // oracles (docs/simulator.md) may read it; every other policy sees walltime.
   Seconds oracle_duration = 0;

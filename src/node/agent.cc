@@ -25,6 +25,7 @@
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "node/container/container_tasks.h"
+#include "node/container/job_network.h"
 #include "node/interactive/node_sessions.h"
 #include "node/interactive/task_terminal.h"
 #include "node/node_metrics.h"
@@ -322,6 +323,7 @@ class Agent::Impl {
       return;
     }
     containers_ = std::move(*opened);
+    networks_ = std::make_unique<JobNetworks>(options_.name);
     findings_.push_back(containers_->Describe());
     LoadCdi(containers.root);
   }
@@ -401,6 +403,7 @@ class Agent::Impl {
     std::error_code ec;
     fs::remove_all(StateDir(key), ec);
     if (containers_) containers_->Remove(key);  // before the cgroup, which runc's nested group would keep busy
+    if (networks_) networks_->Leave(key);
     if (cgroups_) cgroups_->Remove(CgroupName(key));
   }
 
@@ -621,6 +624,11 @@ class Agent::Impl {
       changed = true;
     }
     changed = StopUnwantedAdopted() || changed;
+    // The adopted tasks have rejoined their runs' networks: what no task holds was left by a killed agent.
+    if (networks_ && !networks_collected_) {
+      networks_->Collect();
+      networks_collected_ = true;
+    }
     return changed;
   }
 
@@ -656,6 +664,8 @@ class Agent::Impl {
     if (containers_ && !t.assignment.container.image.empty()) {
       // Leased again, so that collection leaves the running container's image alone.
       if (Result<Image> image = containers_->LeaseCached(t.assignment.container); image.ok()) t.image = std::move(*image);
+      // ...and its run's network kept (it exists: the task runs in it).
+      if (t.assignment.container.network) (void)networks_->Join(t.assignment.key, *t.assignment.container.network);
     }
     LaunchSpec spec;
     if (Status shared = BuildSpec(t, spec); !shared.ok()) {
@@ -843,6 +853,14 @@ class Agent::Impl {
     Result<ContainerEdits> gpus = GpuEdits(a, process.env);
     if (!gpus.ok()) return Status(gpus.status().code(), "cannot give the container its GPUs: " + gpus.status().message());
     process.gpus = std::move(*gpus);
+    if (a.container.network) {
+      Result<std::string> netns = networks_->Join(a.key, *a.container.network);
+      if (!netns.ok()) return Status(netns.status().code(), "cannot make the job's isolated network: " + netns.status().message());
+      process.network_namespace = *netns;
+      // Rank 0's node is the run's first: its containers' address is the overlay's first.
+      process.env["MASTER_ADDR"] = JobNetworks::AddressOf(0);
+      process.env["TESSERA_NETWORK_ADDRESS"] = JobNetworks::AddressOf(a.container.network->index);
+    }
     Result<std::vector<std::string>> run = containers_->Prepare(a.key, a.container, *t.image, process);
     if (!run.ok()) return run.status();
     spec.argv = std::move(*run);
@@ -1023,6 +1041,8 @@ class Agent::Impl {
   std::unique_ptr<SharedGpus> sharing_;
   bool fake_gpus_ = false;
   std::unique_ptr<ContainerTasks> containers_;  // null when the node cannot run containers
+  std::unique_ptr<JobNetworks> networks_;       // spec.network: isolated (with containers_)
+  bool networks_collected_ = false;
   CdiRegistry cdi_;
   std::string containers_error_;                // ...and why
   std::map<api::TaskKey, std::string> preparing_;  // tasks whose image is being pulled, and how far

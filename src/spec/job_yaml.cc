@@ -116,7 +116,8 @@ class JobParser {
   Status ParseSpec(const YamlValue& value, model::Job& job) {
     Result<YamlMap> spec = YamlMap::Read(value,
                                          {"priority", "preemptible", "walltime", "tasks", "topology", "checkpoint",
-                                          "restart", "dependsOn", "hangDetection", "singleton", "array", "sweep", "interactive"},
+                                          "restart", "dependsOn", "hangDetection", "singleton", "array", "sweep", "interactive",
+                                          "network"},
                                          {"tasks"});
     if (!spec.ok()) return spec.status();
     TESSERA_RETURN_IF_ERROR(spec->ReadInt("priority", &job.priority, kMinInt32, kMaxInt32));
@@ -170,6 +171,16 @@ class JobParser {
       job.groups.push_back(std::move(*group));
     }
 
+    if (const std::optional<YamlValue> network = spec->Find("network")) {
+      Result<std::string> mode = ReadChoice(*network, {"host", "isolated"});
+      if (!mode.ok()) return mode.status();
+      job.isolated_network = *mode == "isolated";
+      for (const model::TaskGroup& group : job.groups) {
+        if (job.isolated_network && !group.container.enabled()) {
+          return network->Error("an isolated network holds containers only: task " + group.name + " has no image");
+        }
+      }
+    }
     if (const std::optional<YamlValue> topology = spec->Find("topology")) {
       Result<YamlMap> map = YamlMap::Read(*topology, {"level", "mode"}, {"level"});
       if (!map.ok()) return map.status();

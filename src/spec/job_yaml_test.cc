@@ -238,6 +238,22 @@ spec:
   EXPECT_EQ(eval.pull_policy, model::PullPolicy::kIfNotPresent);
   EXPECT_EQ(eval.gid, 1000u);  // a uid alone is its own group
   EXPECT_FALSE(jobs->at(0).groups[2].container.enabled());
+  EXPECT_FALSE(jobs->at(0).isolated_network);  // the host's network unless asked
+  EXPECT_EQ(jobs->at(0).groups[0].request.image, model::ImageKey("localhost:5000/ml/llama:2.1"));
+  EXPECT_EQ(jobs->at(0).groups[2].request.image, 0u);  // a host process
+}
+
+TEST_F(JobYamlTest, AnIsolatedNetworkHoldsContainersOnly) {
+  const std::string head = "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: n}\nspec:\n  network: ";
+  const auto isolated = Parse(head + "isolated\n  tasks: [{name: a, image: busybox}, {name: b, image: busybox}]\n");
+  ASSERT_TRUE(isolated.ok()) << isolated.status().message();
+  EXPECT_TRUE(isolated->at(0).isolated_network);
+  const auto host_task = Parse(head + "isolated\n  tasks: [{name: a, image: busybox}, {name: prep, command: [true]}]\n");
+  ASSERT_FALSE(host_task.ok());
+  EXPECT_THAT(host_task.status().message(), HasSubstr("spec.network: an isolated network holds containers only: task prep has no image"));
+  const auto unknown = Parse(head + "bridged\n  tasks: [{name: a, image: busybox}]\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("'bridged' is not one of: host, isolated"));
 }
 
 TEST_F(JobYamlTest, ReadsGpuSharingBurstsAndTheCheckpointContract) {

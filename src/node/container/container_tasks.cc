@@ -175,6 +175,8 @@ Result<std::vector<std::string>> ContainerTasks::Prepare(const api::TaskKey& key
   spec.hostname = process.hostname;
   if (container.shm_bytes > 0) spec.shm_bytes = container.shm_bytes;
   spec.cgroups_path = process.cgroups_path;
+  spec.host_network = process.network_namespace.empty();
+  spec.network_namespace = process.network_namespace;
   for (const api::ContainerAssignment::Mount& m : container.mounts) {
     std::error_code ec;
     if (!fs::exists(m.host_path, ec)) {

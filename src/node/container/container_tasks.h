@@ -52,6 +52,7 @@ struct ContainerProcess {
   std::string working_dir;                  // empty: the image's, else /
   std::string hostname;
   std::string cgroups_path;                 // Cgroups::RuntimePath; empty: runc's own choice
+  std::string network_namespace;            // its run's (job_network.h); empty: the host's network
   // Node paths the task's environment names (its checkpoint directory, its
   // progress files, a shared GPU's ledgers or MPS pipes), bound at the same
   // path and writable; and those bound read-only (the vGPU shim).
