@@ -25,6 +25,8 @@
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "node/container/container_tasks.h"
+#include "node/container/driver_cdi.h"
+#include "node/image/command.h"
 #include "node/container/job_network.h"
 #include "node/interactive/node_sessions.h"
 #include "node/interactive/task_terminal.h"
@@ -340,6 +342,17 @@ class Agent::Impl {
       std::vector<std::pair<int, std::string>> gpus;
       for (const GpuInfo& g : gpu_info_) gpus.emplace_back(g.index, g.uuid);
       cdi_.Add(FakeGpuCdiSpec(gpus, driver));
+    } else if (!gpu_info_.empty() && !cdi_.HasKind(kGpuKind)) {
+      // No nvidia-ctk spec: the minimal one, from the driver's files.
+      Result<CommandResult> ldconfig = RunCommand({{"ldconfig", "-p"}, std::chrono::seconds(10)});
+      Result<CdiSpec> made = ldconfig.ok() ? DriverCdiSpec(gpu_info_, ldconfig->stdout_tail) : Result<CdiSpec>(ldconfig.status());
+      if (made.ok()) {
+        findings_.push_back("CDI: no spec for " + std::string(kGpuKind) + "; made one from the driver's files (" +
+                            std::to_string(made->edits.mounts.size()) + " files, " + std::to_string(made->edits.device_nodes.size()) + " device nodes)");
+        cdi_.Add(std::move(*made));
+      } else {
+        findings_.push_back("CDI: no spec for " + std::string(kGpuKind) + ", and none could be made from the driver: " + made.status().message());
+      }
     }
     findings_.push_back("CDI: " + std::to_string(cdi_.size()) + " specs" + (fake_gpus_ ? " (one for the fake GPUs)" : ""));
   }

@@ -17,6 +17,7 @@
 // it is asked for.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -62,6 +63,9 @@ class CdiRegistry {
   // spec has; NotFound naming the device and where specs were looked for.
   Result<ContainerEdits> Device(std::string_view kind, const std::vector<std::string>& names) const;
   std::size_t size() const { return specs_.size(); }
+  bool HasKind(std::string_view kind) const {
+    return std::any_of(specs_.begin(), specs_.end(), [&](const CdiSpec& s) { return s.kind == kind; });
+  }
 
  private:
   std::vector<CdiSpec> specs_;
