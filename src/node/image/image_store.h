@@ -7,8 +7,8 @@
 //                    derived from its canonical spelling), so a layer is
 //                    stored once by digest whatever the number of images
 //                    using it, and `skopeo copy` skips the blobs already there.
-//   bundles/<hex>/   one bundle per manifest digest: rootfs/ and umoci's
-//                    config.json. Unpacked into bundles/.tmp-* and renamed,
+//   bundles/<hex>/   one bundle per manifest digest: its rootfs/ (`umoci raw
+//                    unpack`). Unpacked into bundles/.tmp-* and renamed,
 //                    so a crash never leaves a partial bundle under a name
 //                    that looks complete; leftovers are removed at Open.
 //   images.json      what is cached: each bundle's references, size, image
