@@ -14,6 +14,15 @@ for tool in runc skopeo umoci docker-registry; do
   command -v "$tool" >/dev/null || fail "$tool is missing: scripts/install-deps.sh installs it"
 done
 modprobe vxlan 2>/dev/null || true
+# The overlay needs the kernel's VXLAN: a kernel without it skips, saying so.
+probe_ns="tvxprobe$$"
+ip netns add "$probe_ns"
+if ! ip -n "$probe_ns" link add tvx0 type vxlan id 1 local 127.0.0.1 dstport 4789 2>"$WORK/vxlan.err"; then
+  ip netns del "$probe_ns"
+  echo "SKIP: this kernel cannot make VXLAN devices: $(cat "$WORK/vxlan.err")"
+  exit 77
+fi
+ip netns del "$probe_ns"
 tag=$((RANDOM % 200 + 20))
 net=10.$tag.0
 bridge_dev="tbr$tag"
