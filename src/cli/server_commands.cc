@@ -293,6 +293,8 @@ void AddAgentFlags(CLI::App* cmd, AgentArgs* args) {
                   "The multi-node NVLink domain (an NVL72 rack) of this node's GPUs; nodes naming one form one domain "
                   "(default: the one NVML's GPU fabric information names, if any)");
   cmd->add_option("--data-dir", args->agent.data_dir, "Journal, logs, checkpoints and work dirs")->capture_default_str();
+  cmd->add_option("--state-dir", args->agent.state_dir,
+                  "The tasks' supervisor state, which must outlive the agent, not the node (default: under /run or /dev/shm, a tmpfs)");
   cmd->add_option("--checkpoint-dir", args->agent.checkpoint_dir,
                   "Where TESSERA_CHECKPOINT_DIR points (a directory per job); shared storage lets a run resume on another node "
                   "(default: DATA_DIR/checkpoints)");

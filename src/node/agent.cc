@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <condition_variable>
 #include <filesystem>
@@ -122,7 +125,15 @@ class Agent::Impl {
     Result<TaskJournal> journal = TaskJournal::Open((fs::path(options_.data_dir) / "journal").string());
     if (!journal.ok()) return journal.status();
     journal_ = std::move(*journal);
-    tasks_dir_ = fs::absolute(fs::path(options_.data_dir) / "tasks", ec);
+    tasks_dir_ = fs::absolute(StateRoot(&state_on_tmpfs_), ec);
+    // A state root on a tmpfs that is not there was lost with a reboot (or
+    // never made): the journal's unfinished tasks died with the node then,
+    // and their recorded pids may now be other processes'.
+    state_root_was_there_ = fs::exists(tasks_dir_, ec);
+    fs::create_directories(tasks_dir_, ec);
+    // Whose it is, for a person (or a test's clean-up) looking at /run or /dev/shm.
+    if (state_on_tmpfs_) std::ofstream(tasks_dir_.parent_path() / "data-dir") << fs::absolute(options_.data_dir, ec).string() << "\n";
+    findings_.push_back("task state in " + tasks_dir_.string());
     FindSupervisor();
     OpenContainers();
     if (std::ifstream in(CredentialPath()); in) std::getline(in, credential_);
@@ -131,6 +142,25 @@ class Agent::Impl {
     // Last: once adopted, a task must not be killed by a start that fails after all.
     AdoptLeftovers();
     return Status::Ok();
+  }
+
+  // Where the tasks' state directories live (AgentOptions::state_dir).
+  fs::path StateRoot(bool* on_tmpfs) const {
+    *on_tmpfs = false;
+    if (!options_.state_dir.empty()) return options_.state_dir;
+    for (const char* tmpfs : {"/run", "/dev/shm"}) {
+      struct statfs st {};
+      if (statfs(tmpfs, &st) == 0 && st.f_type == TMPFS_MAGIC && access(tmpfs, W_OK) == 0) {
+        // Named by the node and its data directory: agents of different clusters on one host never share it.
+        std::error_code ec;
+        const std::string data_dir = fs::absolute(options_.data_dir, ec).string();
+        char hash[17];
+        std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(data_dir));
+        *on_tmpfs = true;
+        return fs::path(tmpfs) / ("tessera-agent-" + options_.name + "-" + hash) / "tasks";
+      }
+    }
+    return fs::path(options_.data_dir) / "tasks";
   }
 
   std::string Describe() const {
@@ -442,7 +472,7 @@ class Agent::Impl {
       }
       if (fs::exists(dir)) {
         TaskProcess::KillSupervised(dir);
-      } else if (entry.pid > 0 && kill(-entry.pid, 0) == 0) {
+      } else if (state_root_was_there_ && entry.pid > 0 && kill(-entry.pid, 0) == 0) {
         kill(-entry.pid, SIGKILL);  // launched without a supervisor: its group
       }
       journal_.RecordEnd(key, 137);
@@ -1042,6 +1072,12 @@ class Agent::Impl {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    // Nothing left for a next agent: the state root goes (only when empty).
+    std::error_code ec;
+    if (fs::remove(tasks_dir_, ec) && state_on_tmpfs_) {
+      fs::remove(tasks_dir_.parent_path() / "data-dir", ec);
+      fs::remove(tasks_dir_.parent_path(), ec);
+    }
   }
 
   AgentOptions options_;
@@ -1078,6 +1114,8 @@ class Agent::Impl {
   std::set<api::TaskKey> leftovers_;
   std::string supervisor_;   // tessera-supervise's absolute path; empty: none
   fs::path tasks_dir_;       // the tasks' state directories, absolute
+  bool state_root_was_there_ = true;  // false: made anew (a tmpfs after a reboot); no pid of the journal is ours
+  bool state_on_tmpfs_ = false;       // the default root under /run or /dev/shm, with its data-dir marker
   std::map<api::TaskKey, std::unique_ptr<TaskProcess>> adopted_;  // until the assignment set names them
   std::map<api::TaskKey, LocalTask> tasks_;
   std::atomic<bool> registered_{false};

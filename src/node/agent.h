@@ -65,6 +65,11 @@ struct AgentOptions {
   // the one NVML's fabric information names, if any.
   std::string nvlink_group;
   std::string data_dir = "tessera-agent";  // journal, task logs, checkpoints, work dirs
+  // The tasks' state directories (their supervisors' pid and exit files),
+  // which must outlive the agent, not the node; empty: under /run, else
+  // /dev/shm, whichever is a tmpfs (else <data_dir>/tasks). On a tmpfs a
+  // burst of starts and ends costs the disk's inode allocator nothing.
+  std::string state_dir;
   // Where TESSERA_CHECKPOINT_DIR points, one directory per job below it; empty:
   // <data_dir>/checkpoints. Shared storage here lets a run restarted on another
   // node resume from its checkpoint.

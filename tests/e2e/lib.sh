@@ -22,6 +22,10 @@ cleanup() {
   # followed by a digit, or a test would kill the tasks of one whose pid
   # its own begins (an array element of e2e_job_arrays died so, with 137).
   pkill -9 -f "e2e-$$([^0-9]|\$)" 2>/dev/null || true
+  # The task state roots on tmpfs of this test's agents (killed, they could not remove them).
+  for owner in /run/tessera-agent-*/data-dir /dev/shm/tessera-agent-*/data-dir; do
+    [ -f "$owner" ] && [[ "$(cat "$owner")" == "$WORK"* ]] && rm -rf "$(dirname "$owner")"
+  done
   if [ "$status" -ne 0 ]; then
     echo "--- test failed ($status); logs in $WORK" >&2
     for f in "$WORK"/*.log; do echo "=== $f" >&2; tail -n 30 "$f" >&2; done
