@@ -37,6 +37,23 @@ api::ContainerAssignment ContainerAssignmentOf(const model::TaskContainer& c) {
   return out;
 }
 
+// A run's isolated network as one of its tasks on `node` sees it: the run's
+// nodes by address, rank 0's first, and an overlay id of the run's own.
+template <typename AddressOf>
+api::ContainerAssignment::Network IsolatedNetwork(std::int64_t job, const JobRecord& record, const std::string& node, const AddressOf& address_of) {
+  api::ContainerAssignment::Network network;
+  constexpr std::int64_t kVnis = (1 << 24) - 2;  // 1 .. 2^24-1
+  network.vni = (job * 131 + record.attempt) % kVnis + 1;
+  std::vector<std::string> names;
+  for (const TaskRecord& t : record.tasks) {
+    if (std::find(names.begin(), names.end(), t.node) != names.end()) continue;
+    if (t.node == node) network.index = static_cast<std::int32_t>(names.size());
+    names.push_back(t.node);
+    network.nodes.push_back(address_of(t.node));
+  }
+  return network;
+}
+
 }  // namespace
 
 void ControlPlane::Touch(const std::string& node) {
@@ -64,27 +81,6 @@ void ControlPlane::Detach(model::JobId id) {
   for (const TaskRecord& t : record.tasks) node_jobs_[t.node].erase(id.value());
   for (const TaskRecord& t : record.tasks) Touch(t.node);
 }
-
-namespace {
-
-// A run's isolated network as one of its tasks on `node` sees it: the run's
-// nodes by address, rank 0's first, and an overlay id of the run's own.
-template <typename AddressOf>
-api::ContainerAssignment::Network IsolatedNetwork(std::int64_t job, const JobRecord& record, const std::string& node, const AddressOf& address_of) {
-  api::ContainerAssignment::Network network;
-  constexpr std::int64_t kVnis = (1 << 24) - 2;  // 1 .. 2^24-1
-  network.vni = (job * 131 + record.attempt) % kVnis + 1;
-  std::vector<std::string> names;
-  for (const TaskRecord& t : record.tasks) {
-    if (std::find(names.begin(), names.end(), t.node) != names.end()) continue;
-    if (t.node == node) network.index = static_cast<std::int32_t>(names.size());
-    names.push_back(t.node);
-    network.nodes.push_back(address_of(t.node));
-  }
-  return network;
-}
-
-}  // namespace
 
 std::string ControlPlane::AssignmentsFor(const NodeRecord& node) {
   std::string out = "{\"revision\":" + std::to_string(node.revision) + ",\"epoch\":" + std::to_string(epoch_) + ",\"tasks\":[";

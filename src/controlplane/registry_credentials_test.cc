@@ -6,10 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <sstream>
 
 #include "controlplane/control_plane.h"
+#include "controlplane/testing/await.h"
 #include "store/sqlite_store.h"
 
 namespace tessera::controlplane {
@@ -22,19 +22,12 @@ using ::testing::Not;
 
 constexpr char kPassword[] = "hunter2-s3cret";
 
-template <typename T>
-Result<T> Await(const std::function<void(Done<T>)>& call) {
-  auto promise = std::make_shared<std::promise<Result<T>>>();
-  std::future<Result<T>> answer = promise->get_future();
-  call([promise](Result<T> result) { promise->set_value(std::move(result)); });
-  if (answer.wait_for(std::chrono::seconds(10)) != std::future_status::ready) return Internal("no answer within 10 s");
-  return answer.get();
-}
+using testing::Await;
 
 class RegistryCredentialsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = testing::TempDir() + "tessera-logins-XXXXXX";
+    std::string pattern = ::testing::TempDir() + "tessera-logins-XXXXXX";
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
     ASSERT_TRUE(Open(dir_ + "/secret.key").ok());

@@ -3,9 +3,9 @@
 // refusal comes back as the StatusCode the routes map to one HTTP status.
 #include <gtest/gtest.h>
 
-#include <future>
 
 #include "controlplane/control_plane.h"
+#include "controlplane/testing/await.h"
 #include "spec/job_yaml.h"
 #include "store/sqlite_store.h"
 
@@ -21,15 +21,7 @@ spec:
   tasks: [{name: worker, replicas: 1, resources: {gpus: 1}, command: [python3, train.py]}]
 )";
 
-// Waits for a service's completion.
-template <typename T>
-Result<T> Await(const std::function<void(Done<T>)>& call) {
-  auto promise = std::make_shared<std::promise<Result<T>>>();
-  std::future<Result<T>> answer = promise->get_future();
-  call([promise](Result<T> result) { promise->set_value(std::move(result)); });
-  if (answer.wait_for(std::chrono::seconds(10)) != std::future_status::ready) return Internal("no answer within 10 s");
-  return answer.get();
-}
+using testing::Await;
 
 class ServicesTest : public ::testing::Test {
  protected:

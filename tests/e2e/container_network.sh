@@ -54,14 +54,9 @@ export TESSERA_SERVER=$(grep -o 'listening on https://[0-9.:]*' "$WORK/server.lo
 
 for i in 1 2; do
   ns="tns$tag-$i"
-  ip netns add "$ns"
-  CLEANUPS+=("ip netns del $ns; for n in \$(ip netns list | grep -o '^tsr-host$i-[^ ]*'); do ip netns del \$n; done")
+  netns_host "$ns" "tvh$tag-$i" "$bridge_dev" "$net.1$i/24"
+  CLEANUPS+=("for n in \$(ip netns list | grep -o '^tsr-host$i-[^ ]*'); do ip netns del \$n; done")
   CLEANUPS+=("for c in \$(runc --root $WORK/host$i/containers/runc list -q 2>/dev/null); do runc --root $WORK/host$i/containers/runc delete --force \$c; done; umount -l $WORK/host$i/containers/bundles/*/rootfs 2>/dev/null")
-  ip link add "tvh$tag-$i" type veth peer name eth0 netns "$ns"
-  ip link set "tvh$tag-$i" master "$bridge_dev" up
-  ip netns exec "$ns" ip addr add "$net.1$i/24" dev eth0
-  ip netns exec "$ns" ip link set eth0 up
-  ip netns exec "$ns" ip link set lo up
   # nsenter, not `ip netns exec`: that also gives a mount namespace without the cgroup mounts runc needs.
   nsenter --net="/run/netns/$ns" "$TESSERA" agent --server "$TESSERA_SERVER" --name "host$i" --address "$net.1$i" --insecure-registry "$registry" \
     --ca-file "$TESSERA_CA_FILE" --cert-file "$WORK/host$i.crt" --key-file "$WORK/host$i.key" --data-dir "$WORK/host$i" \

@@ -65,6 +65,18 @@ start_server() {
   fail "the server did not start"
 }
 
+# netns_host NS VETH BRIDGE ADDRESS/PREFIX: a network namespace as a host of
+# its own, its eth0 (ADDRESS) on BRIDGE through the veth VETH; deleted at exit.
+netns_host() {
+  ip netns add "$1"
+  CLEANUPS+=("ip netns del $1")
+  ip link add "$2" type veth peer name eth0 netns "$1"
+  ip link set "$2" master "$3" up
+  ip -n "$1" addr add "$4" dev eth0
+  ip -n "$1" link set eth0 up
+  ip -n "$1" link set lo up
+}
+
 # free_ports N: N free TCP ports on loopback, on one line.
 free_ports() {
   python3 -c 'import socket, sys

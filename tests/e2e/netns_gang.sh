@@ -32,13 +32,7 @@ export TESSERA_SERVER=$SERVER_URL
 
 for i in 1 2; do
   ns="tns$tag-$i"
-  ip netns add "$ns"
-  CLEANUPS+=("ip netns del $ns")
-  ip link add "tvh$tag-$i" type veth peer name eth0 netns "$ns"
-  ip link set "tvh$tag-$i" master "$bridge" up
-  ip netns exec "$ns" ip addr add "10.$tag.0.1$i/24" dev eth0
-  ip netns exec "$ns" ip link set eth0 up
-  ip netns exec "$ns" ip link set lo up
+  netns_host "$ns" "tvh$tag-$i" "$bridge" "10.$tag.0.1$i/24"
   ip netns exec "$ns" "$TESSERA" agent --server "$SERVER_URL" --name "host$i" --address "10.$tag.0.1$i" \
     --ca-file "$TESSERA_CA_FILE" --cert-file "$WORK/host$i.crt" --key-file "$WORK/host$i.key" --data-dir "$WORK/host$i" --fake-gpus "$(fake_gpus "host$i" 4)" --heartbeat 0.5 --no-cgroups >>"$WORK/host$i.log" 2>&1 &
   PIDS+=("$!")
