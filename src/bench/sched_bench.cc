@@ -163,7 +163,7 @@ class Bench {
     while (static_cast<double>(state.cluster().allocated().gpu_milli) < options_.fill * capacity) {
       SubmitMix(state, 512, ++seed, 0);
       scheduler->RunCycle(state, 0, binder);
-      for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled);
+      for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled, 0);
     }
     model::Job gang;
     gang.name = "gang-64";
@@ -189,11 +189,11 @@ class Bench {
       // Perturb: one job ends, new work arrives until the cluster is back at `fill`.
       const auto& running = state.jobs().running();
       state.Finish(running[static_cast<std::size_t>(rng.Uniform(0, static_cast<std::int64_t>(running.size()) - 1))],
-                   model::JobState::kSucceeded);
+                   model::JobState::kSucceeded, 0);
       for (int tries = 0; tries < 16 && static_cast<double>(state.cluster().allocated().gpu_milli) < options_.fill * capacity; ++tries) {
         SubmitMix(state, 1, ++seed, sample);
         scheduler->RunCycle(state, sample, binder);
-        for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled);
+        for (model::JobId id : std::vector<model::JobId>(state.jobs().pending())) state.Finish(id, model::JobState::kCancelled, 0);
       }
     }
     fit_ratio = static_cast<double>(fits) / options_.gang_samples;

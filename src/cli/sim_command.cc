@@ -157,10 +157,13 @@ void RunEvents(const SimArgs& args, simkit::Workload workload) {
   // One simulation per cluster: each Helios VC alone, else the whole workload.
   std::vector<std::pair<std::string, simkit::Workload>> parts;
   if (args.source.helios) {
-    for (const auto& [vc, nodes] : simkit::HeliosVcNodes()) parts.push_back({vc, simkit::Workload{workload.source, {}}});
-    for (simkit::WorkloadJob& job : workload.jobs) {
-      for (auto& [vc, part] : parts) {
+    for (const auto& [vc, nodes] : simkit::HeliosVcNodes()) parts.push_back({vc, simkit::Workload{workload.source, {}, {}}});
+    for (auto& [vc, part] : parts) {
+      for (const simkit::WorkloadJob& job : workload.jobs) {
         if (vc == job.group) part.jobs.push_back(job);
+      }
+      for (const simkit::WorkloadJob& job : workload.history) {
+        if (vc == job.group) part.history.push_back(job);
       }
     }
   } else {

@@ -111,6 +111,8 @@ void ControlPlane::EnsureState() {
       next->Restore(std::move(job));
     }
     next->jobs().SkipIds(state_->jobs().next_id());  // forgotten jobs' ids stay taken
+    next->AdoptHistory(state_->history().Renumbered(
+        [&](model::QueueId old) { return next->queues().Find(state_->queues().queue(old).path); }));
   }
   for (const std::string& name : node_order_) {
     const NodeRecord& node = nodes_.at(name);

@@ -259,7 +259,7 @@ void ControlPlane::EndRun(model::JobId id, model::JobState end, const std::strin
   const model::JobId array = state_->job(id).array_parent;
   const model::JobState array_before = array.valid() ? state_->job(array).state : model::JobState::kPending;
   Detach(id);
-  state_.Finish(id, end);
+  state_.Finish(id, end, NowSeconds());
   record.end_ms = NowMs();
   record.end_commit = commits_submitted_ + 1;  // the next Commit carries the writes gathered now
   if (!array.valid()) ended_.push_back(id);  // an element is forgotten with its array

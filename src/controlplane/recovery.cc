@@ -325,6 +325,13 @@ Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::str
     record.tasks.clear();
     record.master_port = 0;
   }
+  if (job.state == model::JobState::kSucceeded && !job.is_array_parent && record.end_ms > 0) {
+    // What the learned job order knew of it before the restart: its time
+    // run, the last run by the clock (sched/run_time_history.h).
+    const double gpus = static_cast<double>(job.MinGpuMilli()) / 1000.0;
+    const double before = gpus > 0 ? job.attained_gpu_seconds / gpus : 0;
+    state_.Learn(job.queue, job.MinGpuMilli(), static_cast<Seconds>(before) + (record.end_ms - record.scheduled_ms) / 1000);
+  }
   const model::JobId restored = state_.Restore(std::move(job));
   const JobRecord& added = records_.Add(restored, std::move(record));
   if (added.dispatched) {

@@ -36,10 +36,10 @@ model::JobId StateMirror::Restore(model::Job job) {
   return id;
 }
 
-void StateMirror::Finish(model::JobId id, model::JobState end) {
+void StateMirror::Finish(model::JobId id, model::JobState end, Time now) {
   TouchJob(id);
-  live_->Finish(id, end);
-  Record([id, end](sched::SchedulerState& s) { s.Finish(id, end); });
+  live_->Finish(id, end, now);
+  Record([id, end, now](sched::SchedulerState& s) { s.Finish(id, end, now); });
 }
 
 bool StateMirror::Requeue(model::JobId id, Time now) {
@@ -57,6 +57,11 @@ void StateMirror::Unbind(model::JobId id, Time now) {
 void StateMirror::Checkpointed(model::JobId id, Time at) {
   live_->Checkpointed(id, at);
   Record([id, at](sched::SchedulerState& s) { s.Checkpointed(id, at); });
+}
+
+void StateMirror::Learn(model::QueueId queue, std::int64_t gpu_milli, Seconds ran) {
+  live_->Learn(queue, gpu_milli, ran);
+  Record([queue, gpu_milli, ran](sched::SchedulerState& s) { s.Learn(queue, gpu_milli, ran); });
 }
 
 void StateMirror::Forget(const std::vector<model::JobId>& ended) {

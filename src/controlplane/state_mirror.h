@@ -64,12 +64,13 @@ class StateMirror {
   // The changes, as SchedulerState's methods of the same names.
   model::JobId Submit(model::Job job, Time now);
   model::JobId Restore(model::Job job);
-  void Finish(model::JobId id, model::JobState end);
+  void Finish(model::JobId id, model::JobState end, Time now);
   bool Requeue(model::JobId id, Time now);
   void Unbind(model::JobId id, Time now);
   // Not a conflict for a running cycle: one that chose its victims by an
   // older checkpoint only thought one of them costlier than it was.
   void Checkpointed(model::JobId id, Time at);
+  void Learn(model::QueueId queue, std::int64_t gpu_milli, Seconds ran);
   void Forget(const std::vector<model::JobId>& ended);
   void SkipIds(model::JobId next);  // the job table's
   model::JobId CancelUnstarted(model::JobId parent, std::int32_t position);

@@ -69,7 +69,7 @@ TEST_F(StateMirrorTest, ACyclesDecisionsReachTheLiveStateAndSubmissionsDuringItT
 
 TEST_F(StateMirrorTest, CancellingAJobTheCycleJustPlacedDiscardsTheCycle) {
   const model::JobId job = mirror_.Submit(MakeJob({.name = "cancelled", .gpu_milli = 4000}), 0);
-  EXPECT_FALSE(Cycle(1, [&] { mirror_.Finish(job, model::JobState::kCancelled); }));
+  EXPECT_FALSE(Cycle(1, [&] { mirror_.Finish(job, model::JobState::kCancelled, 1); }));
   EXPECT_EQ(decisions_.bound.size(), 1u) << "the copy placed it";
   EXPECT_EQ(mirror_->job(job).state, model::JobState::kCancelled);
   EXPECT_EQ(mirror_->cluster().allocated().gpu_milli, 0) << "no decision of a discarded cycle reaches the live state";
@@ -87,7 +87,7 @@ TEST_F(StateMirrorTest, ElementsAnArraySpawnsOnTheCopyAreTheLiveStatesToo) {
   EXPECT_EQ(during, model::JobId(array.value() + 101));
   EXPECT_EQ(mirror_->job(model::ArrayElementId(array, 7)).state, model::JobState::kRunning);
   EXPECT_EQ(mirror_->job(array).array_progress.active(), 8);
-  mirror_.Finish(model::ArrayElementId(array, 3), model::JobState::kSucceeded);
+  mirror_.Finish(model::ArrayElementId(array, 3), model::JobState::kSucceeded, 1);
   ASSERT_TRUE(Cycle(2));
   EXPECT_EQ(decisions_.spawned.size(), 1u);
   EXPECT_EQ(mirror_->job(model::ArrayElementId(array, 8)).state, model::JobState::kRunning);
@@ -125,8 +125,8 @@ TEST_F(StateMirrorTest, ChangesThatTouchNothingTheCycleDecidedCommuteWithIt) {
   const model::JobId pending = mirror_.Submit(MakeJob({.name = "too big", .gpu_milli = 8000}), 2);
   // While the cycle places `next` on the free node, `running` ends and a job is cancelled.
   ASSERT_TRUE(Cycle(3, [&] {
-    mirror_.Finish(running, model::JobState::kSucceeded);
-    mirror_.Finish(pending, model::JobState::kCancelled);
+    mirror_.Finish(running, model::JobState::kSucceeded, 3);
+    mirror_.Finish(pending, model::JobState::kCancelled, 3);
   }));
   EXPECT_EQ(mirror_->job(next).state, model::JobState::kRunning);
   EXPECT_EQ(mirror_->cluster().allocated().gpu_milli, 4000);
@@ -166,7 +166,7 @@ TEST_F(StateMirrorTest, AnyInterleavingOfChangesAndCyclesKeepsOneState) {
         break;
       case 2:
         if (const model::JobId id = some_job(pick(2) == 0 ? model::JobState::kPending : model::JobState::kRunning); id.valid()) {
-          mirror_.Finish(id, model::JobState::kCancelled);
+          mirror_.Finish(id, model::JobState::kCancelled, 1);
         }
         break;
       case 3:

@@ -81,7 +81,7 @@ TEST_F(ArrayTest, TheLimitHoldsActiveElementsAndFinishedOnesMakeRoom) {
   ASSERT_EQ(OutcomesOf(held, array), 1);
   EXPECT_EQ(held.outcomes.front().reason, WaitReason::kArrayLimit);
   EXPECT_EQ(Explain(held.outcomes.front(), state_), "waiting: 3 of its elements are active, as many as its limit allows (%3)");
-  state_.Finish(model::ArrayElementId(array, 1), JobState::kSucceeded);
+  state_.Finish(model::ArrayElementId(array, 1), JobState::kSucceeded, 10);
   Cycle(20);
   EXPECT_THAT(IndicesIn(state_, array, JobState::kRunning), ElementsAre(0, 2, 3));
   // A requeued element waits as itself, and still counts against the limit.
@@ -98,10 +98,10 @@ TEST_F(ArrayTest, AnArrayEndsWithItsElements) {
   Cycle(0);
   EXPECT_EQ(state_.job(array).state, JobState::kRunning);  // every element started
   EXPECT_EQ(state_.job(after).state, JobState::kPending);   // waits for the whole array
-  state_.Finish(model::ArrayElementId(array, 0), JobState::kSucceeded);
+  state_.Finish(model::ArrayElementId(array, 0), JobState::kSucceeded, 0);
   Cycle(10);
   EXPECT_EQ(state_.job(after).state, JobState::kPending);
-  state_.Finish(model::ArrayElementId(array, 1), JobState::kSucceeded);
+  state_.Finish(model::ArrayElementId(array, 1), JobState::kSucceeded, 10);
   EXPECT_EQ(state_.job(array).state, JobState::kSucceeded);
   Cycle(20);
   EXPECT_EQ(state_.job(after).state, JobState::kRunning);
@@ -111,15 +111,15 @@ TEST_F(ArrayTest, CancellingOneElementLeavesTheOthersAndCancellingTheArrayStopsI
   const JobId array = state_.Submit(MakeArray(MakeJob({.name = "a", .gpu_milli = 8000}), "0-9"), 0);
   Cycle(0);
   EXPECT_THAT(IndicesIn(state_, array, JobState::kRunning), ElementsAre(0, 1));
-  state_.Finish(model::ArrayElementId(array, 1), JobState::kCancelled);  // cancel 12[1]
+  state_.Finish(model::ArrayElementId(array, 1), JobState::kCancelled, 20);  // cancel 12[1]
   state_.CancelUnstarted(array, 2);                                     // cancel 12[2], not started
   Cycle(10);
   EXPECT_THAT(IndicesIn(state_, array, JobState::kRunning), ElementsAre(0, 3));
   EXPECT_THAT(IndicesIn(state_, array, JobState::kCancelled), ElementsAre(1, 2));
   // The whole array: it ends at once; its running elements are the caller's to end.
-  state_.Finish(array, JobState::kCancelled);
-  state_.Finish(model::ArrayElementId(array, 0), JobState::kCancelled);
-  state_.Finish(model::ArrayElementId(array, 3), JobState::kCancelled);
+  state_.Finish(array, JobState::kCancelled, 20);
+  state_.Finish(model::ArrayElementId(array, 0), JobState::kCancelled, 20);
+  state_.Finish(model::ArrayElementId(array, 3), JobState::kCancelled, 20);
   Cycle(20);
   EXPECT_EQ(state_.jobs().running().size(), 0u);
   EXPECT_EQ(state_.jobs().pending().size(), 0u);

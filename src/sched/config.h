@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "sched/plugins/gittins_order.h"
 #include "sched/plugins/job_order.h"
 #include "sched/plugins/node_packing.h"
 
@@ -17,14 +18,15 @@ namespace tessera::sched {
 // the config does not choose ignores its arguments.
 struct PluginArgs {
   LasArgs las;
+  GittinsArgs gittins;
   RandomArgs random;
   FgdArgs fgd;
 };
 
 struct SchedulerConfig {
-  // fifo | shortest-first | las | oracle-shortest-first | oracle-srtf (the
-  // oracle-* orders read true durations: simulation baselines only)
-  std::string job_order = "fifo";
+  // gittins | fifo | shortest-first | las | oracle-shortest-first | oracle-srtf
+  // (the oracle-* orders read true durations: simulation baselines only)
+  std::string job_order = "gittins";
   std::string queue_order = "drf";             // drf
   std::string admission = "quota";             // quota
   // topology-packing | random (seeded baseline) | fgd (fragmentation gradient descent)
@@ -39,8 +41,9 @@ struct SchedulerConfig {
   int max_domain_tries = 8;                  // topology domains tried per gang and level
   int max_preemptors_per_cycle = 16;         // victim searches per cycle (each action)
   // Preempt also for equal priority, when the job order ranks the waiting job
-  // before a running one of its queue (SRTF and LAS need it).
-  bool preempt_by_job_order = false;
+  // before a running one of its queue (gittins, SRTF and LAS need it; the
+  // order's Displaces says by how much).
+  bool preempt_by_job_order = true;
   PluginArgs plugin_args;
 };
 

@@ -28,6 +28,7 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "model/queue.h"
+#include "sched/run_time_history.h"
 
 namespace tessera::sched {
 
@@ -40,6 +41,9 @@ class JobOrder {
  public:
   virtual ~JobOrder() = default;
   virtual double Rank(const model::Job& job, Time now) const = 0;
+  // Called at the start of every cycle with what finished jobs ran for; an
+  // order that predicts from history keeps what it derives until the next.
+  virtual void Learn(const RunTimeHistory&) {}
   // True when `a` should be tried before `b` (same queue, same priority) at
   // `now`; preemption by job order also compares a pending job with running ones.
   bool Before(const model::Job& a, const model::Job& b, Time now) const {

@@ -5,6 +5,7 @@
 
 #include "sched/plugins/drf_queue_order.h"
 #include "sched/plugins/easy_backfill.h"
+#include "sched/plugins/gittins_order.h"
 #include "sched/plugins/hierarchical_quota.h"
 #include "sched/plugins/job_order.h"
 #include "sched/plugins/least_lost_work.h"
@@ -24,6 +25,7 @@ const Factories<JobOrder>& JobOrders() {
       {"oracle-shortest-first", [](const SchedulerConfig&) { return std::make_unique<OracleShortestFirstOrder>(); }},
       {"oracle-srtf", [](const SchedulerConfig&) { return std::make_unique<OracleSrtfOrder>(); }},
       {"las", [](const SchedulerConfig& c) { return std::make_unique<LasOrder>(c.plugin_args.las.thresholds); }},
+      {"gittins", [](const SchedulerConfig& c) { return std::make_unique<GittinsOrder>(c.plugin_args.gittins); }},
   };
   return kFactories;
 }

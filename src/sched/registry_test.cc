@@ -135,7 +135,7 @@ TEST(RegistryTest, SchedulerCreateRejectsABadConfig) {
 TEST(RegistryTest, SchedulerWithDefaultsPlacesAJob) {
   Result<Scheduler> scheduler = Scheduler::Create(SchedulerConfig{});
   ASSERT_TRUE(scheduler.ok()) << scheduler.status().message();
-  EXPECT_EQ(scheduler->config().job_order, "fifo");
+  EXPECT_EQ(scheduler->config().job_order, "gittins");
   SchedulerState state = fixtures::MakeState(fixtures::MakeCluster(1, 8));
   const model::JobId id = state.Submit(fixtures::MakeJob({.gpu_milli = 2000}), 0);
   NullBinder binder;

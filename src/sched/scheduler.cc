@@ -24,6 +24,7 @@ Result<Scheduler> Scheduler::Create(const SchedulerConfig& config) {
 CycleResult Scheduler::RunCycle(SchedulerState& state, Time now, Binder& binder) {
   if (last_decay_ != kNever) state.queues().Decay(now - last_decay_, config_->fair_share_half_life);
   last_decay_ = now;
+  plugins_->job_order->Learn(state.history());
   Session session(state, *plugins_, *config_, now);
   for (const auto& action : actions_) action->Run(session);
   session.statement().Commit(binder);

@@ -158,7 +158,7 @@ class PropertyRun {
         state_->Submit(RandomJob(rng_, leaves_, serial * 10 + i), now_);
       }
     } else if (event < 0.75 && !running.empty()) {
-      state_->Finish(random_running(), rng_.Bernoulli(0.9) ? JobState::kSucceeded : JobState::kFailed);
+      state_->Finish(random_running(), rng_.Bernoulli(0.9) ? JobState::kSucceeded : JobState::kFailed, now_);
     } else if (event < 0.82) {
       const auto gpu = model::GpuId(static_cast<std::int32_t>(rng_.Uniform(0, static_cast<std::int64_t>(cluster.gpus().size()) - 1)));
       const bool healthy = !cluster.gpu(gpu).healthy;  // flip
@@ -171,7 +171,7 @@ class PropertyRun {
     } else if (!state_->jobs().pending().empty()) {
       const auto& pending = state_->jobs().pending();
       state_->Finish(pending[static_cast<std::size_t>(rng_.Uniform(0, static_cast<std::int64_t>(pending.size()) - 1))],
-                     JobState::kCancelled);
+                     JobState::kCancelled, now_);
     }
     Cycle();
   }

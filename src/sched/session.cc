@@ -106,6 +106,14 @@ JobId Session::FirstActive(const Job& job) {
   return it == first_active_.end() ? job.id : it->second;
 }
 
+Seconds Session::Walltime(const model::Job& job) const {
+  if (job.walltime > 0) return job.walltime;
+  const RunTimeDistribution* history = state_.history().For(job.queue, job.MinGpuMilli());
+  if (!history) return config_.default_walltime;
+  const double before = TimeRun(job, job.state == model::JobState::kRunning ? job.start_time : now_);
+  return std::max<Seconds>(1, static_cast<Seconds>(history->MeanBeyond(TimeRun(job, now_)) - before));
+}
+
 void Session::BuildStream() {
   const JobOrder& order = *plugins_.job_order;
   stream_.reserve(state_.jobs().pending().size());

@@ -79,7 +79,11 @@ class Session {
   std::optional<model::JobId> head() const { return head_; }
   void set_head(model::JobId job) { head_ = job; }
 
-  Seconds Walltime(const model::Job& job) const { return job.walltime > 0 ? job.walltime : config_.default_walltime; }
+  // How long the job's current run (or its next, if pending) is expected to
+  // last: the user's estimate; without one, what the finished jobs of its
+  // class ran beyond the time it has run already (run_time_history.h); with
+  // no such history, the configured default.
+  Seconds Walltime(const model::Job& job) const;
 
  private:
   // A pending job of the stream with the keys it is sorted by, copied out of

@@ -159,7 +159,7 @@ TEST_F(SessionTest, SucceededDependencyLetsTheJobThrough) {
   model::Job train = MakeJob({.name = "train", .queue = qa_});
   train.depends_on.push_back({"prep", model::Dependency::When::kSucceeded});
   const JobId train_id = state_.Submit(std::move(train), 1);
-  state_.Finish(prep, model::JobState::kSucceeded);
+  state_.Finish(prep, model::JobState::kSucceeded, 1);
   Session session(state_, plugins_, config_, 100);
   EXPECT_EQ(OutcomeOf(session, train_id), nullptr);
   EXPECT_THAT(Drain(session), ElementsAre("train"));
@@ -173,7 +173,7 @@ TEST_F(SessionTest, FailedDependencyIsNever) {
   model::Job cleanup = MakeJob({.name = "cleanup", .queue = qa_});
   cleanup.depends_on.push_back({"prep", model::Dependency::When::kEnded});
   state_.Submit(std::move(cleanup), 2);
-  state_.Finish(prep, model::JobState::kFailed);
+  state_.Finish(prep, model::JobState::kFailed, 1);
   Session session(state_, plugins_, config_, 100);
   const Outcome* outcome = OutcomeOf(session, train_id);
   ASSERT_NE(outcome, nullptr);
@@ -198,8 +198,8 @@ TEST_F(SessionTest, FailedWhenRunsOnlyAfterAFailure) {
     ASSERT_NE(OutcomeOf(session, rescue_id), nullptr);
     EXPECT_EQ(OutcomeOf(session, rescue_id)->reason, WaitReason::kDependency);  // prep has not ended
   }
-  state_.Finish(prep, model::JobState::kFailed);
-  state_.Finish(other, model::JobState::kSucceeded);
+  state_.Finish(prep, model::JobState::kFailed, 1);
+  state_.Finish(other, model::JobState::kSucceeded, 1);
   Session session(state_, plugins_, config_, 100);
   EXPECT_EQ(OutcomeOf(session, rescue_id), nullptr);
   const Outcome* outcome = OutcomeOf(session, never_id);
@@ -227,7 +227,7 @@ TEST_F(SessionTest, DependencyByIdIgnoresLaterJobsOfTheSameName) {
     EXPECT_EQ(OutcomeOf(session, again_id)->detail, first.value());
     EXPECT_EQ(Explain(*OutcomeOf(session, unknown_id), state_), "waiting: depends on job 999, which this server does not know");
   }
-  state_.Finish(first, model::JobState::kSucceeded);
+  state_.Finish(first, model::JobState::kSucceeded, 1);
   Session session(state_, plugins_, config_, 100);
   EXPECT_EQ(OutcomeOf(session, again_id), nullptr);
 }
@@ -251,7 +251,7 @@ TEST_F(SessionTest, SingletonWaitsForTheEarlierJobOfItsNameAndUser) {
               "waiting: singleton: job " + std::to_string(first_id.value()) + " of the same name and user has not ended");
     EXPECT_THAT(Drain(session), ElementsAre("train", "train"));  // alice's first and bob's
   }
-  state_.Finish(first_id, model::JobState::kSucceeded);
+  state_.Finish(first_id, model::JobState::kSucceeded, 1);
   Session session(state_, plugins_, config_, 100);
   EXPECT_EQ(OutcomeOf(session, second_id), nullptr);
 }

@@ -83,8 +83,11 @@ std::vector<model::TaskPlacement> SchedulerState::Release(JobId id) {
   return std::exchange(job.placements, {});
 }
 
-void SchedulerState::Finish(JobId id, JobState end) {
+void SchedulerState::Finish(JobId id, JobState end, Time now) {
   const Job& job = jobs_.at(id);
+  if (end == JobState::kSucceeded && job.state == JobState::kRunning && !job.is_array_parent) {
+    history_.Record(job.queue, job.MinGpuMilli(), static_cast<Seconds>(TimeRun(job, now)));
+  }
   if (job.state == JobState::kRunning && !job.is_array_parent) Release(id);
   jobs_.SetState(id, end);
 }
@@ -92,7 +95,7 @@ void SchedulerState::Finish(JobId id, JobState end) {
 bool SchedulerState::Requeue(JobId id, Time now) {
   Job& job = jobs_.at(id);
   if (job.restarts >= job.max_restarts) {
-    Finish(id, JobState::kFailed);
+    Finish(id, JobState::kFailed, now);
     return false;
   }
   if (job.state == JobState::kRunning) Unbind(id, now);

@@ -16,6 +16,7 @@
 #include "model/cluster.h"
 #include "model/job_table.h"
 #include "model/queue.h"
+#include "sched/run_time_history.h"
 
 namespace tessera::sched {
 
@@ -59,10 +60,18 @@ class SchedulerState {
   // Stops a running job at `now`, adding the run to its attained service.
   std::vector<model::TaskPlacement> Unbind(model::JobId id, Time now);
 
-  // A running job ended (succeeded, failed or cancelled): its resources free up.
-  // A pending job may also be cancelled, and so may an array job (its
+  // A running job ended at `now` (succeeded, failed or cancelled): its
+  // resources free up, and a success adds its time run to the history. A
+  // pending job may also be cancelled, and so may an array job (its
   // elements are ended one by one by the caller).
-  void Finish(model::JobId id, model::JobState end);
+  void Finish(model::JobId id, model::JobState end, Time now);
+  // What the jobs that succeeded ran for: what a learning job order reads.
+  const RunTimeHistory& history() const { return history_; }
+  // A job of `queue` and `gpu_milli` that ended before this state knew it
+  // ran for `ran`: the server's recovery and the simulator's warm start.
+  void Learn(model::QueueId queue, std::int64_t gpu_milli, Seconds ran) { history_.Record(queue, gpu_milli, ran); }
+  // Takes over another state's history (the server's rebuilds).
+  void AdoptHistory(RunTimeHistory history) { history_ = std::move(history); }
 
   // Arrays (model/job_array.h). The array job's next element comes into
   // being, pending; the scheduler binds it at once (through a Statement).
@@ -100,6 +109,7 @@ class SchedulerState {
   model::Cluster cluster_;
   model::QueueTree queues_;
   model::JobTable jobs_;
+  RunTimeHistory history_;
   // Frees a running job's resources and returns it to pending, without
   // touching its attained service.
   std::vector<model::TaskPlacement> Release(model::JobId id);

@@ -19,7 +19,7 @@ TEST(SchedulerStateTest, ReleasesMoveWithEveryReleaseAndNoTwoStatesShareThem) {
   EXPECT_NE(state.releases(), other.releases()) << "a plan made on one state must not pass for the other's";
   const model::JobId job = StartJob(state, MakeJob({.name = "a", .gpu_milli = 1000}), 0);
   const std::uint64_t before = state.releases();
-  state.Finish(job, model::JobState::kSucceeded);
+  state.Finish(job, model::JobState::kSucceeded, 10);
   EXPECT_EQ(state.releases(), before + 1);
 }
 

@@ -721,6 +721,42 @@ TEST_F(ServerTest, PreemptionTakesTheJobWhoseLastCheckpointLosesLeast) {
   EXPECT_EQ(on_node, (std::set<int>{young, urgent}));
 }
 
+// The default job order learns what finished jobs ran for (sched/plugins/
+// gittins_order.h), and a restarted server still knows it: after ten 1-GPU
+// jobs that each ran a minute, a job that has run an hour is evicted for a
+// fresh one, which is likely to be done soon.
+TEST_F(ServerTest, TheLearnedJobOrderKnowsWhatFinishedJobsRanForAcrossARestart) {
+  Call("POST", "/v1/nodes/n1/register", Inventory("n1", 1).dump());
+  const auto submit = [&](const std::string& name) -> int {
+    return Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: " + name +
+                "}\nspec: {tasks: [{name: m, command: [sleep, '1000'], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];
+  };
+  const auto report = [&](int id, const char* state) {
+    json task = {{"job", id}, {"attempt", 1}, {"task", 0}, {"state", state}, {"exitCode", 0}};
+    Call("POST", "/v1/nodes/n1/status", json{{"tasks", {task}}}.dump());
+  };
+  const auto start = [&](int id) {
+    AwaitJob(id, "starting");
+    AwaitAssignments("n1", 1);
+    report(id, "running");
+  };
+  for (int i = 0; i < 10; ++i) {
+    const int id = submit("short-" + std::to_string(i));
+    start(id);
+    clock_->Advance(std::chrono::minutes(1));
+    report(id, "exited");
+    AwaitJob(id, "succeeded");
+  }
+  Restart();
+  const int long_run = submit("long");
+  start(long_run);
+  clock_->Advance(std::chrono::hours(1));
+  const int fresh = submit("fresh");
+  AwaitJob(fresh, "starting");
+  EXPECT_THAT(AwaitJob(long_run, "pending")["message"].get<std::string>(),
+              testing::StartsWith("preempted by job " + std::to_string(fresh)));
+}
+
 TEST_F(ServerTest, AFailedTaskRestartsTheGangWithinItsBudget) {
   Call("POST", "/v1/nodes/n1/register", Inventory("n1", 4).dump());
   const int id = Call("POST", "/v1/jobs", "apiVersion: tessera/v1\nkind: Job\nmetadata: {name: f}\nspec: {restart: {maxRestarts: 1}, tasks: [{name: m, command: [x], resources: {gpus: 1}}]}\n", 201, "application/yaml")["jobs"][0]["id"];

@@ -88,7 +88,7 @@ Result<std::vector<AttemptedJob>> LoadPhillyAttempts(const std::string& path) {
 }
 
 Workload AttemptsWorkload(const std::vector<AttemptedJob>& jobs, const std::string& source, Seconds checkpoint_interval) {
-  Workload workload{source, {}};
+  Workload workload{source, {}, {}};
   for (const AttemptedJob& a : jobs) {
     WorkloadJob job;
     job.job = PhillyGang("philly-" + a.id, a.gpus);

@@ -62,7 +62,7 @@ Result<PackingCurve> RunSeed(const std::vector<model::NodeSpec>& nodes, const Wo
     ++curve.arrived;
     scheduler->RunCycle(state, static_cast<Time>(i), binder);
     if (state.job(id).state != model::JobState::kRunning) {
-      state.Finish(id, model::JobState::kCancelled);  // fits nowhere: dropped
+      state.Finish(id, model::JobState::kCancelled, 0);  // fits nowhere: dropped
       ++curve.dropped;
     }
     const double allocated = static_cast<double>(state.cluster().allocated().gpu_milli) / capacity;

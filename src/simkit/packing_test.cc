@@ -33,7 +33,7 @@ std::vector<model::NodeSpec> Nodes() {
 
 // Pods like Alibaba's: mostly fractions, some whole GPUs, a few CPU-only.
 Workload Pods() {
-  Workload pods{"synthetic", {}};
+  Workload pods{"synthetic", {}, {}};
   Rng rng(7);
   for (int i = 0; i < 150; ++i) {
     WorkloadJob pod;
@@ -93,7 +93,7 @@ TEST(PackingTest, ReportShowsTheMeanCurve) {
 TEST(PackingTest, APodThatNamesAGpuModelPacksOnlyOntoThatModel) {
   // Whole-GPU pods that accept only T4s: the 8 T4 nodes hold 16 of the
   // cluster's 80 GPUs, so no placement may allocate more than 20%.
-  Workload pods{"t4-only", {}};
+  Workload pods{"t4-only", {}, {}};
   for (int i = 0; i < 40; ++i) {
     WorkloadJob pod;
     pod.job.name = "pod-" + std::to_string(i);

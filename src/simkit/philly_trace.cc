@@ -87,7 +87,6 @@ Result<Workload> LoadPhillyCsv(const std::string& path, const PhillyOptions& opt
     const auto gpus = Number(f[2]);
     if (!gpus || *gpus < 1 || *gpus != std::floor(*gpus)) return error("num_gpus '" + f[2] + "' is not a positive integer");
     if (f[4].empty()) return error("cluster (the VC) is empty");
-    if (options.window_start && *submit < *options.window_start) continue;
     if (options.window_end && *submit >= *options.window_end) continue;
     if (!options.vcs.empty() && !options.vcs.contains(f[4])) continue;
     WorkloadJob job;
@@ -95,6 +94,11 @@ Result<Workload> LoadPhillyCsv(const std::string& path, const PhillyOptions& opt
     job.submit = *submit;
     job.duration = std::max<Seconds>(1, std::llround(*duration));
     job.group = f[4];
+    if (options.window_start && *submit < *options.window_start) {
+      // Ended before the window opens: history. Still running then: neither.
+      if (*submit + job.duration <= *options.window_start) workload.history.push_back(std::move(job));
+      continue;
+    }
     workload.jobs.push_back(std::move(job));
   }
   if (workload.jobs.empty()) return InvalidArgument(path + ": no job in the selected window and VCs");

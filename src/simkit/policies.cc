@@ -4,11 +4,15 @@
 
 namespace tessera::simkit {
 
+// Every baseline is greedy allocation in its own order, without the default
+// set's reservation, reclaim or learned order.
 Result<sched::SchedulerConfig> PolicyConfig(std::string_view name) {
   sched::SchedulerConfig config;
   if (name == "default") return config;
   config.reservation = "none";
   config.actions = {"allocate"};
+  config.job_order = "fifo";
+  config.preempt_by_job_order = false;
   if (name == "fifo") return config;
   if (name == "sjf") {
     config.job_order = "oracle-shortest-first";

@@ -1,6 +1,7 @@
 // The simulator's policies by name, each a configuration of the one
 // scheduling core (docs/simulator.md):
-//   default  Tessera's own set (priority, DRF, FIFO, EASY backfill, reclaim, preemption)
+//   default  Tessera's own set (priority, DRF, the Gittins index learned online, EASY
+//            backfill on predicted run times, reclaim, preemption): what the server runs
 //   fifo     submission order, greedy, no preemption
 //   sjf      oracle shortest-job-first, greedy, no preemption
 //   srtf     oracle shortest-remaining-time-first, preemptive

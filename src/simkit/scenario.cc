@@ -273,9 +273,9 @@ Status Runner::Apply(const Event& e, Time now) {
   if (on_job) {
     const model::JobId id = Id(e.target);
     if (!id.valid()) return InvalidArgument(s_.source + ": event at " + std::to_string(e.at) + " names unknown job '" + e.target + "'");
-    if (e.kind == "finish") state.Finish(id, model::JobState::kSucceeded);
-    if (e.kind == "fail") state.Finish(id, model::JobState::kFailed);
-    if (e.kind == "cancel") state.Finish(id, model::JobState::kCancelled);
+    if (e.kind == "finish") state.Finish(id, model::JobState::kSucceeded, now);
+    if (e.kind == "fail") state.Finish(id, model::JobState::kFailed, now);
+    if (e.kind == "cancel") state.Finish(id, model::JobState::kCancelled, now);
     if (e.kind == "checkpoint") state.Checkpointed(id, now);
     return Status::Ok();
   }
@@ -374,7 +374,7 @@ Result<ScenarioReport> Runner::Run() {
       const model::Job& job = s_.state->job(it->second);
       // A job preempted and restarted since has a later completion queued.
       if (job.state == model::JobState::kRunning && job.start_time + entries_[job.name]->duration == now) {
-        s_.state->Finish(it->second, model::JobState::kSucceeded);
+        s_.state->Finish(it->second, model::JobState::kSucceeded, now);
         report_.log.push_back("t=" + std::to_string(now) + " " + job.name + " finished");
       }
     }

@@ -204,6 +204,11 @@ Result<SimResult> Run::Go() {
   if (!std::is_sorted(jobs.begin(), jobs.end(), [](const WorkloadJob& a, const WorkloadJob& b) { return a.submit < b.submit; })) {
     return InvalidArgument(workload_.source + ": jobs must be sorted by submission time");
   }
+  for (const WorkloadJob& w : workload_.history) {
+    const model::QueueId queue = state_.queues().Find(w.queue);
+    if (!queue.valid()) return InvalidArgument(workload_.source + ": job " + w.job.name + ": unknown queue '" + w.queue + "'");
+    state_.Learn(queue, w.job.MinGpuMilli(), w.duration);
+  }
   std::size_t next_submit = 0;
   Time next_cycle = kNever;
   Time last = jobs.empty() ? 0 : jobs.front().submit;
@@ -240,7 +245,7 @@ Result<SimResult> Run::Go() {
       const End end = ends_.top();
       const auto id = model::JobId(end.job);
       if (end.epoch != epoch_[id.index()] || state_.job(id).state != model::JobState::kRunning) continue;
-      state_.Finish(id, model::JobState::kSucceeded);
+      state_.Finish(id, model::JobState::kSucceeded, now);
       bursts_.Stop(id, now);
       result_.jobs[id.index()].end = now;
       result_.jobs[id.index()].ran += now - started_[id.index()];

@@ -54,7 +54,7 @@ const JobRecord& Record(const SimResult& r, const std::string& name) {
 // One 8-GPU node. a (8 GPUs, 100 s) runs first; b (8 GPUs, 50 s) and c
 // (8 GPUs, 10 s) wait. FIFO runs b then c; oracle SJF runs c then b.
 Workload ThreeJobs() {
-  return Workload{"test", {Job("a", 0, 100, 8), Job("b", 1, 50, 8), Job("c", 2, 10, 8)}};
+  return Workload{"test", {Job("a", 0, 100, 8), Job("b", 1, 50, 8), Job("c", 2, 10, 8)}, {}};
 }
 
 // A vGPU half of a GPU that bursts: 30 GiB guaranteed, up to 40 GiB more.
@@ -81,7 +81,7 @@ TEST(SimulatorTest, ABurstIsGivenBackWhenATenantNeedsTheMemory) {
   // One 80 GiB GPU: the burster borrows 40 GiB at 0; at 10 the owner's 30 GiB
   // no longer fit beside it, and the burster, asked with its checkpoint
   // signal, gives its burst back and runs on.
-  const Workload w{"test", {Burster("burster", 0, 1000), Half("owner", 10, 100)}};
+  const Workload w{"test", {Burster("burster", 0, 1000), Half("owner", 10, 100)}, {}};
   auto r = Simulate(State("1 nodes x 1 GPUs, 80Gi per GPU"), w, Policy("fifo"));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->bursts.bursts, 1);
@@ -94,7 +94,7 @@ TEST(SimulatorTest, ABurstIsGivenBackWhenATenantNeedsTheMemory) {
 TEST(SimulatorTest, ABurstEndsAtTheNodesLimit) {
   SimOptions options = Policy("fifo");
   options.max_burst = 100;
-  const Workload w{"test", {Burster("burster", 0, 1000)}};
+  const Workload w{"test", {Burster("burster", 0, 1000)}, {}};
   auto r = Simulate(State("1 nodes x 1 GPUs, 80Gi per GPU"), w, options);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->bursts.given_back, 1);
@@ -121,11 +121,30 @@ TEST(SimulatorTest, OracleSjfGolden) {
   EXPECT_EQ(Record(*r, "b").end, 160);
 }
 
+// The learned order reads the workload's past, never a true duration: with
+// a history in which 4-GPU jobs ran 10 s and 8-GPU jobs 1,000 s, c (4 GPUs)
+// goes before b (8 GPUs), which came first; without one the order is FIFO.
+TEST(SimulatorTest, TheLearnedOrderStartsFromTheWorkloadsHistory) {
+  Workload w{"test", {Job("a", 0, 100, 8), Job("b", 1, 50, 8), Job("c", 2, 10, 4)}, {}};
+  auto fresh = Simulate(State("1 nodes x 8 GPUs"), w, Policy("gittins"));
+  ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+  EXPECT_EQ(Record(*fresh, "b").end, 150);
+  for (int i = 0; i < 10; ++i) {
+    w.history.push_back(Job("short-" + std::to_string(i), 0, 10, 4));
+    w.history.push_back(Job("long-" + std::to_string(i), 0, 1000, 8));
+  }
+  auto learned = Simulate(State("1 nodes x 8 GPUs"), w, Policy("gittins"));
+  ASSERT_TRUE(learned.ok()) << learned.status().message();
+  EXPECT_EQ(Record(*learned, "c").end, 110);
+  EXPECT_EQ(Record(*learned, "b").end, 160);
+  EXPECT_EQ(learned->jobs.size(), 3u) << "history is not simulated";
+}
+
 TEST(SimulatorTest, PreemptedWorkResumesWithWhatIsLeft) {
   // low (4 GPUs, 100 s) starts at 0; high (4 GPUs, priority 10) arrives at 30
   // on the 4-GPU node: low is evicted, high runs 30..50, low resumes at 50 with
   // 70 s left and ends at 120.
-  Workload w{"test", {Job("low", 0, 100, 4), Job("high", 30, 20, 4, 10)}};
+  Workload w{"test", {Job("low", 0, 100, 4), Job("high", 30, 20, 4, 10)}, {}};
   SimOptions options;  // the default policy set preempts by priority
   auto r = Simulate(State("1 nodes x 4 GPUs"), w, options);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -147,7 +166,7 @@ TEST(SimulatorTest, PreemptedWorkResumesWithWhatIsLeft) {
 // end at 110. LAS with a threshold of 100 GPU-seconds: a has attained 160, b 0,
 // so b goes first too. Plain FIFO lets b wait until 100.
 TEST(SimulatorTest, PreemptiveOrdersGolden) {
-  const Workload w{"test", {Job("a", 0, 100, 8), Job("b", 20, 10, 8)}};
+  const Workload w{"test", {Job("a", 0, 100, 8), Job("b", 20, 10, 8)}, {}};
   for (const std::string order : {"oracle-srtf", "las"}) {
     SimOptions options;
     options.scheduler.job_order = order;
@@ -167,7 +186,7 @@ TEST(SimulatorTest, PreemptiveOrdersGolden) {
 }
 
 TEST(SimulatorTest, DeterministicAndCycleInterval) {
-  Workload w{"test", {}};
+  Workload w{"test", {}, {}};
   for (int i = 0; i < 200; ++i) w.jobs.push_back(Job("j" + std::to_string(i), i * 7, 50 + (i * 37) % 400, 1 + i % 4));
   const auto a = Simulate(State("2 nodes x 8 GPUs"), w, SimOptions{});
   const auto b = Simulate(State("2 nodes x 8 GPUs"), w, SimOptions{});
@@ -186,7 +205,7 @@ TEST(SimulatorTest, DeterministicAndCycleInterval) {
 // differ only in what the job keeps: more frequent checkpoints lose less.
 TEST(SimulatorTest, FailuresRestartFromTheLastCheckpoint) {
   const auto run = [](Seconds checkpoint_interval, Seconds restart_cost) {
-    Workload w{"test", {Job("train", 0, 36000, 8)}};
+    Workload w{"test", {Job("train", 0, 36000, 8)}, {}};
     w.jobs[0].job.checkpoint_interval = checkpoint_interval;
     SimOptions options;
     options.failures.per_gpu_hour = 2.0 / 16;  // two interruptions an hour on 16 GPUs
@@ -224,7 +243,7 @@ TEST(SimulatorTest, FailuresRestartFromTheLastCheckpoint) {
 // failures come early in runs: many more of them, each losing less.
 TEST(SimulatorTest, JobFaultsRestartARunWithoutTakingAGpu) {
   const auto run = [](double shape, double scale) {
-    Workload w{"test", {Job("train", 0, 36000, 8)}};
+    Workload w{"test", {Job("train", 0, 36000, 8)}, {}};
     w.jobs[0].job.checkpoint_interval = 600;
     SimOptions options;
     options.failures.job_fault_shape = shape;
@@ -301,7 +320,7 @@ TEST(SimulatorTest, WorkloadSources) {
 }
 
 TEST(SimulatorTest, AJobThatCouldNeverOutrunItsFailuresIsAnError) {
-  Workload w{"wl.jsonl", {Job("long", 0, 100 * 3600, 8)}};
+  Workload w{"wl.jsonl", {Job("long", 0, 100 * 3600, 8)}, {}};
   SimOptions options;
   options.failures.per_gpu_hour = 2.0 / 16;  // 100 expected in one 100-hour run on 8 GPUs
   const auto r = Simulate(State("2 nodes x 8 GPUs"), w, options);
@@ -312,7 +331,7 @@ TEST(SimulatorTest, AJobThatCouldNeverOutrunItsFailuresIsAnError) {
 }
 
 TEST(SimulatorTest, UnknownQueueIsAnError) {
-  Workload w{"wl.jsonl", {Job("a", 0, 10, 1)}};
+  Workload w{"wl.jsonl", {Job("a", 0, 10, 1)}, {}};
   w.jobs[0].queue = "nope";
   const auto r = Simulate(State("1 nodes x 8 GPUs"), w, SimOptions{});
   ASSERT_FALSE(r.ok());

@@ -29,7 +29,7 @@ Result<Workload> Philly(const std::string& path, const SourceOptions& options) {
 Result<Workload> Synthetic(const std::string& count_text, const SourceOptions& options) {
   const long count = std::atol(count_text.c_str());
   if (count <= 0) return InvalidArgument("--workload synthetic:N needs a positive job count");
-  Workload workload{"synthetic", {}};
+  Workload workload{"synthetic", {}, {}};
   Rng arrivals(options.seed ^ 0x9e3779b97f4a7c15ULL);
   double t = 0;
   for (auto& g : GenerateWorkload(static_cast<std::size_t>(count), {model::QueueId(0)}, {}, options.seed)) {
@@ -55,7 +55,7 @@ Result<Workload> Gang(const std::string& arg) {
   group.request.gpu_milli = 8000;
   job.job.groups.push_back(group);
   job.duration = *duration;
-  return Workload{"gang", {std::move(job)}};
+  return Workload{"gang", {std::move(job)}, {}};
 }
 
 }  // namespace

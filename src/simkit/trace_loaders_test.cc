@@ -68,6 +68,25 @@ TEST(PhillyTraceTest, WindowVcsAndLoad) {
   EXPECT_EQ(workload->jobs[1].submit, 7200 / 4);
 }
 
+// Jobs that ended before the window are the history the cluster starts
+// with; one still running when it opens is neither simulated nor history.
+TEST(PhillyTraceTest, JobsThatEndedBeforeTheWindowAreItsHistory) {
+  TraceFile file(std::string(kHeader) +
+                 "2017-09-30 22:00:00,3600,2,7200,vc1\n"    // ended 23:00: history
+                 "2017-09-30 23:30:00,3600,1,3600,vc1\n"    // still running at 00:00
+                 "2017-09-30 20:00:00,60,1,60,vc2\n"        // another VC's
+                 "2017-10-01 00:00:00,10,1,10,vc1\n");
+  PhillyOptions options;
+  options.window_start = *ParseTimestamp("2017-10-01 00:00:00");
+  options.vcs = {"vc1"};
+  auto workload = LoadPhillyCsv(file.path(), options);
+  ASSERT_TRUE(workload.ok()) << workload.status().message();
+  ASSERT_EQ(workload->jobs.size(), 1u);
+  ASSERT_EQ(workload->history.size(), 1u);
+  EXPECT_EQ(workload->history[0].duration, 3600);
+  EXPECT_EQ(workload->history[0].job.MinGpuMilli(), 2000);
+}
+
 TEST(PhillyTraceTest, MalformedRowsNameFileLineAndReason) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"2017-10-01 00:00:00,10,1,10\n", ":2: expected 5 fields, got 4"},

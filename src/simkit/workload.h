@@ -22,6 +22,11 @@ struct WorkloadJob {
 struct Workload {
   std::string source;
   std::vector<WorkloadJob> jobs;
+  // Jobs that ended before the first of `jobs` arrives (submit and duration
+  // as in the trace): what the cluster already knows of its run times when
+  // the simulation starts, as a real scheduler knows its own past. Learning
+  // policies start from it; none of them is simulated.
+  std::vector<WorkloadJob> history;
 };
 
 }  // namespace tessera::simkit

@@ -1,6 +1,7 @@
 #include "spec/scheduler_yaml.h"
 
 #include "spec/plugin_args/fgd_args_yaml.h"
+#include "spec/plugin_args/gittins_args_yaml.h"
 #include "spec/plugin_args/las_args_yaml.h"
 #include "spec/plugin_args/random_args_yaml.h"
 
@@ -11,7 +12,7 @@ namespace {
 Status ParsePluginArgs(const YamlMap& config, sched::PluginArgs& args) {
   const auto blocks = config.Find("pluginArgs");
   if (!blocks) return Status::Ok();
-  auto map = YamlMap::Read(*blocks, {"las", "random", "fgd"});
+  auto map = YamlMap::Read(*blocks, {"las", "gittins", "random", "fgd"});
   if (!map.ok()) return map.status();
   const auto read = [&](std::string_view plugin, auto parse, auto& out) -> Status {
     const auto block = map->Find(plugin);
@@ -22,6 +23,7 @@ Status ParsePluginArgs(const YamlMap& config, sched::PluginArgs& args) {
     return Status::Ok();
   };
   TESSERA_RETURN_IF_ERROR(read("las", ParseLasArgs, args.las));
+  TESSERA_RETURN_IF_ERROR(read("gittins", ParseGittinsArgs, args.gittins));
   TESSERA_RETURN_IF_ERROR(read("random", ParseRandomArgs, args.random));
   return read("fgd", ParseFgdArgs, args.fgd);
 }

@@ -151,7 +151,7 @@ TEST_F(EasyBackfillTest, AJobEndingEarlyMovesTheKeptStartForward) {
   const JobId head = state_.Submit(MakeJob({.name = "head", .gpu_milli = 8000}), 150);
   EasyBackfill policy;
   ASSERT_EQ(ReserveAt(policy, head, kNow)->start, 2000);
-  state_.Finish(state_.jobs().FindByName("b"), model::JobState::kSucceeded);  // 1,700 s early
+  state_.Finish(state_.jobs().FindByName("b"), model::JobState::kSucceeded, kNow);  // 1,700 s early
   const auto again = ReserveAt(policy, head, kNow + 10);
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->start, 600) << "c's end now frees all of n1";

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "spec/plugin_args/fgd_args_yaml.h"
+#include "spec/plugin_args/gittins_args_yaml.h"
 #include "spec/plugin_args/las_args_yaml.h"
 #include "spec/plugin_args/random_args_yaml.h"
 
@@ -26,6 +27,13 @@ TEST(PluginArgsYamlTest, LasReadsAscendingThresholds) {
 TEST(PluginArgsYamlTest, LasRefusesAnUnknownKeyNamingIt) {
   EXPECT_THAT(ParseLasArgs(Yaml("{threshold: [600]}")).status().message(),
               HasSubstr("unknown field 'threshold'; allowed: thresholds"));
+}
+
+TEST(PluginArgsYamlTest, GittinsReadsItsDisplaceFactorAndRefusesOneBelowOne) {
+  EXPECT_EQ(ParseGittinsArgs(Yaml("{}"))->displace_factor, 2.0);
+  EXPECT_EQ(ParseGittinsArgs(Yaml("{displaceFactor: 4}"))->displace_factor, 4.0);
+  EXPECT_THAT(ParseGittinsArgs(Yaml("{displaceFactor: 0.5}")).status().message(), HasSubstr("at least 1"));
+  EXPECT_THAT(ParseGittinsArgs(Yaml("{factor: 3}")).status().message(), HasSubstr("unknown field 'factor'; allowed: displaceFactor"));
 }
 
 TEST(PluginArgsYamlTest, RandomRefusesAnUnknownKeyNamingIt) {
