@@ -326,11 +326,10 @@ Status ControlPlane::RestoreJob(StoredJob stored, model::Job job, const std::str
     record.master_port = 0;
   }
   if (job.state == model::JobState::kSucceeded && !job.is_array_parent && record.end_ms > 0) {
-    // What the learned job order knew of it before the restart: its time
-    // run, the last run by the clock (sched/run_time_history.h).
-    const double gpus = static_cast<double>(job.MinGpuMilli()) / 1000.0;
-    const double before = gpus > 0 ? job.attained_gpu_seconds / gpus : 0;
-    state_.Learn(job.queue, job.MinGpuMilli(), static_cast<Seconds>(before) + (record.end_ms - record.scheduled_ms) / 1000);
+    // What the learned job order knew of it before the restart: its runs
+    // before the last (TimeRun of an ended job), and the last by the clock.
+    const Seconds last_run = (record.end_ms - record.scheduled_ms) / 1000;
+    state_.Learn(job.queue, job.MinGpuMilli(), static_cast<Seconds>(sched::TimeRun(job, 0)) + last_run);
   }
   const model::JobId restored = state_.Restore(std::move(job));
   const JobRecord& added = records_.Add(restored, std::move(record));
