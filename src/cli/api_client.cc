@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.h"
 
@@ -76,6 +77,18 @@ int ExitCodeOf(int http_status) {
 void Fail(int exit_code, const std::string& message) {
   std::fprintf(stderr, "tessera: %s\n", message.c_str());
   throw CLI::RuntimeError(exit_code);
+}
+
+std::string ReadInputOrFail(const std::string& path) {
+  std::stringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path);
+  if (!in) Fail(kExitBadInput, "cannot read '" + path + "'");
+  text << in.rdbuf();
+  return text.str();
 }
 
 ApiClient::ApiClient(const ClientOptions& options) {

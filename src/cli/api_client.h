@@ -56,6 +56,9 @@ CLI::App* AddListCommand(CLI::App& app, const std::string& name, const std::stri
                          void (*print)(const nlohmann::json& answer));
 
 [[noreturn]] void Fail(int exit_code, const std::string& message);
+// A file's text, or standard input's for "-"; a file that cannot be read
+// fails the command with exit code 2.
+std::string ReadInputOrFail(const std::string& path);
 // The documented exit code for an error answer's HTTP status.
 int ExitCodeOf(int http_status);
 // The API token: $TESSERA_TOKEN, else the first line of --token-file

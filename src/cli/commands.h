@@ -15,6 +15,7 @@ void AddServerCommands(CLI::App& app);   // server, agent, up
 void AddJobCommands(CLI::App& app);      // submit, jobs, describe, cancel, logs
 void AddClusterCommands(CLI::App& app);  // nodes, queues, top
 void AddHistoryCommand(CLI::App& app);
+void AddWhatIfCommand(CLI::App& app);    // whatif: the server's record replayed under a proposed configuration
 void AddAccessCommands(CLI::App& app);   // tokens, audit, certs
 void AddSessionCommands(CLI::App& app); // exec, attach, port-forward, run -it
 void AddSlurmCommands(CLI::App& app);    // sbatch, and the hidden slurm-step and srun (docs/slurm.md)

@@ -27,19 +27,6 @@ struct SubmitArgs {
   QuickJobArgs job;
 };
 
-std::string ReadInput(const std::string& path) {
-  if (path == "-") {
-    std::stringstream text;
-    text << std::cin.rdbuf();
-    return text.str();
-  }
-  std::ifstream in(path);
-  if (!in) Fail(kExitBadInput, "cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void Submit(const SubmitArgs& a) {
   ApiClient api(a.client);
   struct Body {
@@ -52,7 +39,7 @@ void Submit(const SubmitArgs& a) {
   } else {
     if (a.files.empty()) Fail(kExitBadInput, "nothing to submit: give a job file, or --gpus/--tasks and a command after --");
     for (const std::string& f : a.files) {
-      bodies.push_back({ReadInput(f), f.ends_with(".json") ? "application/json" : "application/yaml", f == "-" ? "stdin" : f});
+      bodies.push_back({ReadInputOrFail(f), f.ends_with(".json") ? "application/json" : "application/yaml", f == "-" ? "stdin" : f});
     }
   }
   json all = json::array();

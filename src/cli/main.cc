@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   tessera::cli::AddClusterCommands(app);
   tessera::cli::AddAccessCommands(app);
   tessera::cli::AddHistoryCommand(app);
+  tessera::cli::AddWhatIfCommand(app);
   tessera::cli::AddSlurmCommands(app);
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--") {

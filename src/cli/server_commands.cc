@@ -44,17 +44,6 @@ void WaitForStop() {
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
-std::string ReadFileOrFail(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    std::fprintf(stderr, "tessera: cannot read '%s'\n", path.c_str());
-    throw CLI::RuntimeError(kExitBadInput);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 template <typename T>
 T OrFail(Result<T> result, int code = kExitBadInput) {
   if (!result.ok()) {
@@ -209,13 +198,11 @@ std::unique_ptr<server::Server> StartServer(ServerArgs& args) {
   args.server.address = args.listen.substr(0, colon);
   args.server.port = static_cast<std::uint16_t>(std::stoi(args.listen.substr(colon + 1)));
   args.server.plane.initial_queues = DefaultQueues();
-  if (!args.queues_file.empty()) args.server.plane.initial_queues = OrFail(spec::ParseQueueYaml(ReadFileOrFail(args.queues_file), args.queues_file));
+  if (!args.queues_file.empty()) args.server.plane.initial_queues = OrFail(spec::ParseQueueYaml(ReadInputOrFail(args.queues_file), args.queues_file));
   if (!args.scheduler_file.empty()) {
-    const std::string text = ReadFileOrFail(args.scheduler_file);
     // kind: SchedulerConfig, with the fields of a scenario's `scheduler:` in spec.
-    const spec::YamlValue document = OrFail(spec::LoadSingleDocument(text, args.scheduler_file, "SchedulerConfig"));
-    const spec::YamlMap top = OrFail(spec::ReadDocument(document, "SchedulerConfig"));
-    args.server.plane.scheduler = OrFail(spec::ParseSchedulerConfig(*top.Get("spec")));
+    args.server.plane.scheduler_document = ReadInputOrFail(args.scheduler_file);
+    args.server.plane.scheduler = OrFail(spec::ParseSchedulerConfigDocument(args.server.plane.scheduler_document, args.scheduler_file));
   }
   args.server.lease_ttl = std::chrono::seconds(args.lease_ttl_s);
   args.server.timeouts.handshake = std::chrono::seconds(args.handshake_timeout_s);
@@ -341,7 +328,7 @@ void RunAgent(AgentArgs& args) {
   FinishAgentOptions(args);
   if (const char* token = std::getenv("TESSERA_JOIN_TOKEN"); token != nullptr) args.agent.join_token = token;
   if (!args.join_token_file.empty()) {
-    std::istringstream text(ReadFileOrFail(args.join_token_file));
+    std::istringstream text(ReadInputOrFail(args.join_token_file));
     std::getline(text, args.agent.join_token);
   }
   auto agent = OrFail(node::Agent::Create(args.agent), kExitFailure);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/json_reader.h"
+#include "controlplane/inventory_spec.h"
 #include "controlplane/record_codecs.h"
 #include "spec/job_yaml.h"
 
@@ -62,31 +63,7 @@ ControlPlaneStats ControlPlane::stats() const {
 void ControlPlane::EnsureState() {
   if (!rebuild_needed_ && state_) return;
   std::vector<model::NodeSpec> specs;
-  for (const std::string& name : node_order_) {
-    const api::NodeInventory& inv = nodes_.at(name).inventory;
-    model::NodeSpec spec;
-    spec.name = name;
-    spec.gpus = static_cast<std::int32_t>(inv.gpus.size());
-    if (!inv.gpus.empty()) {
-      spec.gpu_model = inv.gpus.front().model;
-      spec.gpu_memory = inv.gpus.front().memory;
-    }
-    spec.cpu_milli = inv.cpu_milli;
-    spec.memory = inv.memory;
-    // The groups GPU by GPU, as the agent found them (GPUs are listed in index order).
-    for (const api::GpuInventory& g : inv.gpus) {
-      spec.gpu_numa.push_back(g.numa);
-      spec.gpu_nvlink.push_back(g.nvlink_domain);
-      std::vector<std::string>& mig = spec.gpu_mig.emplace_back();
-      for (const api::MigDeviceInventory& d : g.mig) mig.push_back(d.profile);
-    }
-    spec.nvlink_group = inv.nvlink_group;
-    spec.leaf = inv.leaf;
-    spec.sharing = {};
-    for (const std::string& mode : inv.gpu_sharing) spec.sharing.Add(*model::ParseGpuSharing(mode));  // checked at registration
-    spec.spine = inv.spine;
-    specs.push_back(std::move(spec));
-  }
+  for (const std::string& name : node_order_) specs.push_back(NodeSpecOf(nodes_.at(name).inventory));
   Result<model::Cluster> cluster = model::Cluster::Build(specs);
   Result<model::QueueTree> queues = model::QueueTree::Build(queue_specs_);
   // Inventories and queue specs were validated when they were accepted.

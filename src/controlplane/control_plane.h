@@ -81,6 +81,9 @@ struct ControlPlaneOptions {
   std::chrono::seconds job_retention{7 * 24 * 3600};
   std::size_t max_ended_jobs = 100'000;
   sched::SchedulerConfig scheduler;
+  // The SchedulerConfig document `scheduler` was read from (empty: the
+  // default), as GET /v1/cluster/record gives it to `tessera whatif`.
+  std::string scheduler_document;
   std::vector<model::QueueSpec> initial_queues;         // used when the store has none
   IdlePolicy idle;                                      // idle-GPU accounting and its policy
   std::chrono::milliseconds history_interval{10'000};   // one utilization sample per interval (GET /v1/cluster/history)
@@ -210,6 +213,11 @@ class ControlPlane {
   nlohmann::json ClusterSummary();
   nlohmann::json GpuMap();  // every GPU's cell, for the dashboard's heatmap
   nlohmann::json History(std::int64_t since_ms);
+  // What `tessera whatif` replays (GET /v1/cluster/record, cluster_record.cc):
+  // the nodes as their agents registered them, the queues as a QueueTree
+  // document, the scheduler's configuration document, and every ended job
+  // still kept (retention), with its spec and its real times.
+  nlohmann::json ClusterRecord();
   std::string Metrics();  // the Prometheus text exposition
   ControlPlaneStats stats() const;
   // The leader's epoch, sent with every assignment set; set before Start.

@@ -1,5 +1,6 @@
 // The cluster's routes: health, the leader, the summary, the GPU map, the
-// utilization history and the Prometheus metrics.
+// utilization history, the record `tessera whatif` replays and the
+// Prometheus metrics.
 #include "metrics/exposition.h"
 #include "server/api_routes.h"
 #include "server/connection_metrics.h"
@@ -22,6 +23,9 @@ std::vector<ApiRoute> ClusterRoutes(ControlPlane& plane, ServerViews views) {
          const Result<std::int64_t> since = QueryCount(ex->request(), "since", 0);
          ex->Reply(since.ok() ? JsonResponse(200, p->History(*since)) : StatusResponse(since.status()));
        }},
+      // Every ended job with its spec, of every queue: cluster admins only.
+      {"GET", "/v1/cluster/record", auth::Access::kAdmin,
+       [p](const ExchangePtr& ex, C) { ex->Reply(JsonResponse(200, p->ClusterRecord())); }},
       {"GET", "/metrics", auth::Access::kRead,
        [p, connections = std::move(views.connections)](const ExchangePtr& ex, C) {
          net::HttpResponse response;

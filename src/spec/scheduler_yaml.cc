@@ -52,4 +52,15 @@ Result<sched::SchedulerConfig> ParseSchedulerConfig(const YamlValue& value) {
   return config;
 }
 
+Result<sched::SchedulerConfig> ParseSchedulerConfigDocument(std::string_view text, std::string_view source) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return sched::SchedulerConfig{};
+  Result<YamlValue> document = LoadSingleDocument(text, source, "SchedulerConfig");
+  if (!document.ok()) return document.status();
+  Result<YamlMap> top = ReadDocument(*document, "SchedulerConfig");
+  if (!top.ok()) return top.status();
+  Result<YamlValue> spec = top->Get("spec");
+  if (!spec.ok()) return spec.status();
+  return ParseSchedulerConfig(*spec);
+}
+
 }  // namespace tessera::spec

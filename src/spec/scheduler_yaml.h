@@ -19,5 +19,9 @@
 namespace tessera::spec {
 
 Result<sched::SchedulerConfig> ParseSchedulerConfig(const YamlValue& value);
+// A whole SchedulerConfig document (`tessera server --scheduler-config`,
+// `tessera whatif --scheduler`): kind SchedulerConfig, the fields above in
+// spec. Empty text is the default configuration.
+Result<sched::SchedulerConfig> ParseSchedulerConfigDocument(std::string_view text, std::string_view source);
 
 }  // namespace tessera::spec
