@@ -79,14 +79,14 @@ void Fail(int exit_code, const std::string& message) {
   throw CLI::RuntimeError(exit_code);
 }
 
-std::string ReadInputOrFail(const std::string& path) {
+std::string ReadInputOrFail(const std::string& path, const std::string& what) {
   std::stringstream text;
   if (path == "-") {
     text << std::cin.rdbuf();
     return text.str();
   }
   std::ifstream in(path);
-  if (!in) Fail(kExitBadInput, "cannot read '" + path + "'");
+  if (!in) Fail(kExitBadInput, "cannot read " + (what.empty() ? "" : what + " ") + "'" + path + "'");
   text << in.rdbuf();
   return text.str();
 }

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
+#include "cli/commands.h"
 #include "net/client_tunnel.h"
 #include "net/http_client.h"
 
@@ -56,9 +58,15 @@ CLI::App* AddListCommand(CLI::App& app, const std::string& name, const std::stri
                          void (*print)(const nlohmann::json& answer));
 
 [[noreturn]] void Fail(int exit_code, const std::string& message);
+// The value, or the error as Fail prints it, with `exit_code`.
+template <typename T>
+T OrFail(Result<T> result, int exit_code = kExitBadInput) {
+  if (!result.ok()) Fail(exit_code, result.status().message());
+  return std::move(result).value();
+}
 // A file's text, or standard input's for "-"; a file that cannot be read
-// fails the command with exit code 2.
-std::string ReadInputOrFail(const std::string& path);
+// fails the command with exit code 2 ("cannot read <what> '<path>'").
+std::string ReadInputOrFail(const std::string& path, const std::string& what = "");
 // The documented exit code for an error answer's HTTP status.
 int ExitCodeOf(int http_status);
 // The API token: $TESSERA_TOKEN, else the first line of --token-file

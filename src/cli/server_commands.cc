@@ -44,15 +44,6 @@ void WaitForStop() {
   while (!stop_requested) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
-template <typename T>
-T OrFail(Result<T> result, int code = kExitBadInput) {
-  if (!result.ok()) {
-    std::fprintf(stderr, "tessera: %s\n", result.status().message().c_str());
-    throw CLI::RuntimeError(code);
-  }
-  return std::move(*result);
-}
-
 struct ServerArgs {
   server::ServerOptions server;
   std::string listen = "127.0.0.1:7070";

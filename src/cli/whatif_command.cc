@@ -29,12 +29,6 @@ struct WhatIfArgs {
   std::vector<std::string> fail_if;
 };
 
-template <typename T>
-T OrFail(Result<T> result, int exit_code = kExitBadInput) {
-  if (!result.ok()) Fail(exit_code, result.status().message());
-  return std::move(result).value();
-}
-
 json Replay(const RecordedCluster& record, const std::vector<model::QueueSpec>& queues, const sched::SchedulerConfig& scheduler,
             const char* which) {
   model::Cluster cluster = OrFail(model::Cluster::Build(record.nodes));

@@ -34,18 +34,6 @@ std::vector<std::string> Arguments(CLI::App* cmd) {
   return args;
 }
 
-std::string ReadScript(const std::string& path) {
-  std::stringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-    return text.str();
-  }
-  std::ifstream in(path);
-  if (!in) Fail(kExitBadInput, "cannot read the batch script '" + path + "'");
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string UserName() {
   if (const char* user = std::getenv("USER"); user && *user) return user;
   const passwd* pw = getpwuid(getuid());
@@ -98,7 +86,7 @@ void Sbatch(CLI::App* cmd) {
   } else {
     if (positionals.empty()) Fail(kExitBadInput, "give a batch script, or a command with --wrap \"CMD\"");
     file = positionals.front();
-    context.script = ReadScript(file);
+    context.script = ReadInputOrFail(file, "the batch script");
     context.script_name = file == "-" ? "sbatch" : file;
     context.args.assign(positionals.begin() + 1, positionals.end());
     if (context.script.rfind("#!", 0) != 0) {
